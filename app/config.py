@@ -1,0 +1,142 @@
+"""One settings object for the whole product: defaults < TOML file < environment < CLI flags.
+
+Environment variables are ``TURNRAG_<FIELD>`` (e.g. ``TURNRAG_LLM=openai``); a TOML file is
+read from ``TURNRAG_CONFIG`` or ``--config``. Every value is validated here, and errors name the
+setting and the allowed values, so a typo fails at start-up instead of mid-conversation.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+
+from engines.errors import ConfigError
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_CORPUS = PROJECT_ROOT / "data" / "sample"
+LLMKind = Literal["local", "openai", "openai-like", "fake"]
+
+
+class Settings(BaseSettings):
+    """Everything the factory needs to build the pipeline."""
+
+    model_config = SettingsConfigDict(env_prefix="TURNRAG_", extra="forbid", validate_assignment=True)
+
+    # storage
+    index_dir: Path = Field(Path(".turnrag/index"), description="Folder holding Chroma, BM25 and the manifest.")
+    collection: str = Field("turnrag", description="Chroma collection name.")
+    chroma_host: str | None = Field(None, description="Chroma server host; unset = embedded PersistentClient.")
+    chroma_port: int = Field(8000, ge=1, le=65535)
+
+    # models
+    embedding: str = Field("e5-small", description="'e5-small' (packaged multilingual-e5-small), 'minilm' "
+                           "(packaged all-MiniLM-L6-v2), 'hf:<name-or-path>' (sentence-transformers), 'fake'.")
+    llm: LLMKind = Field("local", description="Answer LLM: local GGUF, openai, openai-like server, or fake (tests).")
+    llm_model: str | None = Field(None, description="Model name for openai/openai-like, or a .gguf path for local.")
+    llm_api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server (openai-like).")
+    llm_api_key: SecretStr | None = Field(None, description="API key; for openai falls back to OPENAI_API_KEY.")
+    llm_context_window: int = Field(4096, ge=512)
+    llm_max_tokens: int = Field(384, ge=16)
+    llm_timeout_s: float = Field(120.0, gt=0)
+    condense_llm: LLMKind | None = Field(None, description="A separate (cheaper) LLM for condensing; unset = same as llm.")
+    condense_llm_model: str | None = None
+    model_cache_dir: Path = Field(Path.home() / ".cache" / "turnrag" / "models")
+
+    # chunking
+    chunk_size: int = Field(400, ge=64, le=4096)
+    chunk_overlap: int = Field(50, ge=0)
+
+    # retrieval
+    top_k: int = Field(5, ge=1, le=100, description="Chunks kept after fusion.")
+    candidate_k: int = Field(20, ge=1, le=500, description="Chunks each retriever returns before fusion.")
+    rrf_k: int = Field(60, ge=0)
+    vector_weight: float = Field(1.0, ge=0)
+    bm25_weight: float = Field(1.0, ge=0)
+    num_queries: int = Field(1, ge=1, le=8)
+
+    # conversation
+    condense_window: int = Field(6, ge=0, description="Messages of history the condenser sees.")
+    refusal_min_vector: float = Field(0.80, ge=-1, le=1, description="Best raw cosine needed to answer "
+                                      "(calibrated with `python -m evals.calibrate`).")
+    refusal_min_bm25: float | None = Field(None, ge=0, description="Best raw BM25 score that also counts as relevant.")
+    max_context_chars: int = Field(6000, ge=500)
+
+    # conflicts
+    conflicts: bool = Field(True, description="Run the conflict check between retrieved passages.")
+    conflict_similarity: float = Field(0.68, ge=-1, le=1)
+    resolve_conflicts: bool = True
+    conflict_llm_check: bool = False
+
+    # logging
+    log_dir: Path | None = Field(Path(".turnrag/logs"), description="Where turns.jsonl is written; unset to disable.")
+
+    @field_validator("embedding")
+    @classmethod
+    def _check_embedding(cls, value: str) -> str:
+        if value in ("e5-small", "minilm", "fake") or (value.startswith("hf:") and len(value) > 3):
+            return value
+        raise ValueError("use 'e5-small', 'minilm', 'fake' or 'hf:<model name or path>'")
+
+    @model_validator(mode="after")
+    def _check_consistency(self) -> "Settings":
+        if self.chunk_overlap >= self.chunk_size:
+            raise ValueError(f"chunk_overlap ({self.chunk_overlap}) must be smaller than chunk_size ({self.chunk_size})")
+        if self.top_k > self.candidate_k:
+            raise ValueError(f"top_k ({self.top_k}) cannot exceed candidate_k ({self.candidate_k})")
+        if self.vector_weight + self.bm25_weight <= 0:
+            raise ValueError("vector_weight and bm25_weight cannot both be 0")
+        for kind, field in ((self.llm, "llm"), (self.condense_llm, "condense_llm")):
+            if kind == "openai-like" and not self.llm_api_base:
+                raise ValueError(f"{field}=openai-like needs llm_api_base (TURNRAG_LLM_API_BASE), e.g. http://127.0.0.1:8080/v1")
+        return self
+
+    @classmethod
+    def settings_customise_sources(
+        cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml_path = os.environ.get("TURNRAG_CONFIG")
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if toml_path:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=Path(toml_path)))
+        return tuple(sources)
+
+    @property
+    def record_log(self) -> Path | None:
+        return self.log_dir / "turns.jsonl" if self.log_dir else None
+
+
+def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Settings:
+    """Build settings, turning validation errors into one ConfigError that names each setting."""
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    previous = os.environ.get("TURNRAG_CONFIG")
+    try:
+        if config_file is not None:
+            if not Path(config_file).is_file():
+                raise ConfigError(f"config file {config_file} does not exist.")
+            os.environ["TURNRAG_CONFIG"] = str(config_file)
+        return Settings(**overrides)
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            name = ".".join(str(p) for p in err["loc"]) or "settings"
+            env = f"TURNRAG_{name.upper()}" if err["loc"] else ""
+            value = err.get("input")
+            shown = "" if isinstance(value, dict) else f" (got {value!r})"
+            lines.append(f"setting '{name}'{f' / {env}' if env else ''}: {err['msg']}{shown}")
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines)) from None
+    except Exception as exc:  # a broken TOML file
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(f"cannot read config file {os.environ.get('TURNRAG_CONFIG')}: {exc}") from exc
+    finally:
+        if config_file is not None:
+            if previous is None:
+                os.environ.pop("TURNRAG_CONFIG", None)
+            else:
+                os.environ["TURNRAG_CONFIG"] = previous

@@ -1,0 +1,335 @@
+"""The conversational engine: condense → retrieve → gate → postprocess → answer, one record per turn.
+
+A ``CondenseQuestionChatEngine`` subclass. All four entry points (chat, stream_chat, achat,
+astream_chat) share :meth:`ConversationalRAGEngine._prepare_turn`; the async paths run it in a
+worker thread, so there is one implementation of the pipeline, not four copies. The answer is
+written by a per-request LLM call, never by flipping a shared synthesizer's streaming flag.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncGenerator, Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+from threading import Thread
+from typing import Any, Protocol
+
+from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole
+from llama_index.core.chat_engine import CondenseQuestionChatEngine
+from llama_index.core.chat_engine.types import AgentChatResponse, StreamingAgentChatResponse
+from llama_index.core.llms import LLM
+from llama_index.core.memory import BaseMemory, ChatMemoryBuffer
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.query_engine import RetrieverQueryEngine
+from llama_index.core.schema import NodeWithScore, QueryBundle
+from llama_index.core.tools import ToolOutput
+
+from engines import condense
+from engines.answer import AnswerFilter, build_messages
+from engines.record import Candidate, CondenseTrace, Source, TurnRecord, append_jsonl
+from engines.refusal import RelevanceGate, refusal_message
+from engines.text import detect_language
+
+logger = logging.getLogger(__name__)
+
+
+class ReportingPostprocessor(Protocol):
+    """A postprocessor that also explains itself (the conflict check does)."""
+
+    def postprocess_with_report(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle, language: str
+    ) -> "PostprocessOutcome": ...
+
+
+@dataclass
+class PostprocessOutcome:
+    nodes: list[NodeWithScore]
+    report: dict[str, Any] = field(default_factory=dict)
+    prompt_notes: list[str] = field(default_factory=list)
+    answer_suffix: str = ""
+
+
+@dataclass
+class PreparedTurn:
+    """Everything decided before the answer is written."""
+
+    record: TurnRecord
+    nodes: list[NodeWithScore]
+    messages: list[ChatMessage] | None  # None: refused before answering
+    answer_suffix: str = ""
+    started: float = 0.0
+
+
+class ConversationalRAGEngine(CondenseQuestionChatEngine):
+    """Condense-question chat over a hybrid retriever, with a relevance gate and turn records."""
+
+    def __init__(
+        self,
+        *,
+        retriever: Any,
+        llm: LLM,
+        condense_llm: LLM | None = None,
+        gate: RelevanceGate,
+        postprocessors: list[BaseNodePostprocessor] | None = None,
+        memory: BaseMemory | None = None,
+        condense_window: int = 6,
+        condense_prompt: Any = condense.CONDENSE_PROMPT,
+        max_context_chars: int = 6000,
+        retrieve_answers: bool = True,
+        record_log: Path | None = None,
+    ) -> None:
+        postprocessors = list(postprocessors or [])
+        query_engine = RetrieverQueryEngine.from_args(retriever, llm=llm, node_postprocessors=postprocessors)
+        super().__init__(
+            query_engine=query_engine,
+            condense_question_prompt=condense_prompt,
+            memory=memory or ChatMemoryBuffer.from_defaults(token_limit=8000),
+            llm=condense_llm or llm,
+        )
+        if condense_window < 0:
+            raise ValueError(f"condense_window must be >= 0, got {condense_window}")
+        self._retriever = retriever
+        self._answer_llm = llm
+        self._gate = gate
+        self._postprocessors = postprocessors
+        self._condense_window = condense_window
+        self._max_context_chars = max_context_chars
+        self._synthesize = retrieve_answers
+        self._record_log = record_log
+        self.records: list[TurnRecord] = []
+
+    # ------------------------------------------------------------------ public helpers
+
+    @property
+    def last_record(self) -> TurnRecord | None:
+        return self.records[-1] if self.records else None
+
+    def reset(self) -> None:
+        super().reset()
+        self.records = []
+
+    # ------------------------------------------------------------------ condense (overrides)
+
+    def _condense_question(self, chat_history: list[ChatMessage], last_message: str) -> str:
+        return self._condense(chat_history, last_message, CondenseTrace())[0]
+
+    async def _acondense_question(self, chat_history: list[ChatMessage], last_message: str) -> str:
+        return await asyncio.to_thread(self._condense_question, chat_history, last_message)
+
+    def _condense(self, history: list[ChatMessage], question: str, trace: CondenseTrace) -> tuple[str, int]:
+        """Returns (query, llm_calls). No LLM call when the window holds no history."""
+        recent = condense.window(history, self._condense_window)
+        trace.window = len(recent)
+        if not recent:
+            return question, 0
+        raw = self._llm.predict(
+            self._condense_question_prompt,
+            question=question,
+            chat_history=condense.history_to_text(recent),
+        )
+        decision = condense.guard(question, raw, recent)
+        trace.used_llm = True
+        trace.raw_output = raw
+        trace.fallback_reason = decision.fallback_reason
+        if decision.fallback_reason:
+            logger.warning("condense fallback (%s): %r -> %r; using %r",
+                           decision.fallback_reason, question, raw, decision.query)
+        return decision.query, 1
+
+    # ------------------------------------------------------------------ the shared pipeline
+
+    def _prepare_turn(self, message: str, chat_history: list[ChatMessage] | None) -> PreparedTurn:
+        started = time.perf_counter()
+        history = self._memory.get(input=message) if chat_history is None else list(chat_history)
+        language = detect_language(message)
+        record = TurnRecord(question=message, language=language)
+
+        t0 = time.perf_counter()
+        record.query, calls = self._condense(history, message, record.condense)
+        record.llm_calls += calls
+        record.timings_ms["condense"] = _ms(t0)
+
+        t0 = time.perf_counter()
+        nodes = self._retriever.retrieve(record.query)
+        record.timings_ms["retrieve"] = _ms(t0)
+        record.candidates = [_candidate(n) for n in nodes]
+        record.max_raw_scores = self._gate.max_scores(c.raw_scores for c in record.candidates)
+
+        if not nodes or not self._gate.is_relevant(record.max_raw_scores):
+            record.refused = True
+            record.refusal_reason = "no_relevant_documents"
+            return PreparedTurn(record, [], None, started=started)
+
+        t0 = time.perf_counter()
+        suffix = ""
+        notes: list[str] = []
+        query_bundle = QueryBundle(record.query)
+        for pp in self._postprocessors:
+            if hasattr(pp, "postprocess_with_report"):
+                outcome: PostprocessOutcome = pp.postprocess_with_report(nodes, query_bundle, language)
+                nodes = outcome.nodes
+                record.conflicts = outcome.report
+                notes.extend(outcome.prompt_notes)
+                suffix += outcome.answer_suffix
+            else:
+                nodes = pp.postprocess_nodes(nodes, query_bundle=query_bundle)
+        record.timings_ms["postprocess"] = _ms(t0)
+        record.context_node_ids = [n.node.node_id for n in nodes]
+        record.sources = _sources(nodes)
+        if not self._synthesize:
+            return PreparedTurn(record, nodes, None, started=started)
+        messages = build_messages(message, record.query, nodes, language, notes, self._max_context_chars)
+        record.prompt_chars = sum(len(m.content or "") for m in messages)
+        return PreparedTurn(record, nodes, messages, answer_suffix=suffix, started=started)
+
+    def _finish(self, prepared: PreparedTurn, answer: AnswerFilter | None, synth_ms: float | None) -> None:
+        record = prepared.record
+        if prepared.messages is None:
+            if record.refused:
+                record.answer = refusal_message(record.language)
+        else:
+            record.llm_calls += 1
+            record.answer = answer.text if answer else ""
+            if answer and answer.not_found:
+                record.refused = True
+                record.refusal_reason = "answer_not_found"
+                record.sources = []
+        if synth_ms is not None:
+            record.timings_ms["answer"] = synth_ms
+        record.timings_ms["total"] = _ms(prepared.started)
+        self.records.append(record)
+        if self._record_log:
+            append_jsonl(self._record_log, record)
+
+    def _tool_output(self, prepared: PreparedTurn) -> ToolOutput:
+        return ToolOutput(content=prepared.record.answer, tool_name="query_engine",
+                          raw_input={"query": prepared.record.query}, raw_output=prepared.record)
+
+    def _source_nodes(self, prepared: PreparedTurn) -> list[NodeWithScore]:
+        return [] if prepared.record.refused else prepared.nodes
+
+    # ------------------------------------------------------------------ entry points
+
+    def chat(self, message: str, chat_history: list[ChatMessage] | None = None) -> AgentChatResponse:
+        prepared = self._prepare_turn(message, chat_history)
+        answer = None
+        synth_ms = None
+        if prepared.messages is not None:
+            t0 = time.perf_counter()
+            answer = AnswerFilter(prepared.record.language, suffix=prepared.answer_suffix)
+            answer.feed(self._answer_llm.chat(prepared.messages).message.content or "")
+            answer.finish()
+            synth_ms = _ms(t0)
+        self._finish(prepared, answer, synth_ms)
+        self._remember(message, prepared.record.answer)
+        return AgentChatResponse(response=prepared.record.answer, sources=[self._tool_output(prepared)],
+                                 source_nodes=self._source_nodes(prepared))
+
+    async def achat(self, message: str, chat_history: list[ChatMessage] | None = None) -> AgentChatResponse:
+        return await asyncio.to_thread(self.chat, message, chat_history)
+
+    def stream_chat(self, message: str, chat_history: list[ChatMessage] | None = None) -> StreamingAgentChatResponse:
+        prepared = self._prepare_turn(message, chat_history)
+        self._memory.put(ChatMessage(role=MessageRole.USER, content=message))
+        response = StreamingAgentChatResponse(
+            chat_stream=self._stream(prepared), sources=[self._tool_output(prepared)],
+            source_nodes=self._source_nodes(prepared),
+        )
+        thread = Thread(target=response.write_response_to_history, args=(self._memory,), daemon=True)
+        response.write_response_to_history_thread = thread
+        thread.start()
+        return response
+
+    async def astream_chat(self, message: str, chat_history: list[ChatMessage] | None = None) -> StreamingAgentChatResponse:
+        prepared = await asyncio.to_thread(self._prepare_turn, message, chat_history)
+        await self._memory.aput(ChatMessage(role=MessageRole.USER, content=message))
+        response = StreamingAgentChatResponse(
+            achat_stream=self._astream(prepared), sources=[self._tool_output(prepared)],
+            source_nodes=self._source_nodes(prepared),
+        )
+        response.awrite_response_to_history_task = asyncio.create_task(
+            response.awrite_response_to_history(self._memory)
+        )
+        return response
+
+    # ------------------------------------------------------------------ streaming internals
+
+    def _stream(self, prepared: PreparedTurn) -> Generator[ChatResponse, None, None]:
+        if prepared.messages is None:
+            self._finish(prepared, None, None)
+            yield _chunk(prepared.record.answer, prepared.record.answer)
+            return
+        answer = AnswerFilter(prepared.record.language, suffix=prepared.answer_suffix)
+        t0 = time.perf_counter()
+        for part in self._answer_llm.stream_chat(prepared.messages):
+            shown = answer.feed(part.delta or "")
+            if shown:
+                yield _chunk(answer.text, shown)
+        tail = answer.finish()
+        self._finish(prepared, answer, _ms(t0))
+        if tail or not answer.text:
+            yield _chunk(answer.text, tail)
+
+    async def _astream(self, prepared: PreparedTurn) -> AsyncGenerator[ChatResponse, None]:
+        if prepared.messages is None:
+            self._finish(prepared, None, None)
+            yield _chunk(prepared.record.answer, prepared.record.answer)
+            return
+        answer = AnswerFilter(prepared.record.language, suffix=prepared.answer_suffix)
+        t0 = time.perf_counter()
+        async for part in await self._answer_llm.astream_chat(prepared.messages):
+            shown = answer.feed(part.delta or "")
+            if shown:
+                yield _chunk(answer.text, shown)
+        tail = answer.finish()
+        self._finish(prepared, answer, _ms(t0))
+        if tail or not answer.text:
+            yield _chunk(answer.text, tail)
+
+    def _remember(self, question: str, answer: str) -> None:
+        self._memory.put(ChatMessage(role=MessageRole.USER, content=question))
+        self._memory.put(ChatMessage(role=MessageRole.ASSISTANT, content=answer))
+
+    # ------------------------------------------------------------------ retrieval-only (evaluation)
+
+    def prepare_only(self, message: str, chat_history: list[ChatMessage] | None = None) -> TurnRecord:
+        """Condense, retrieve, gate and postprocess without writing an answer (no answer LLM call).
+
+        Memory is not touched: the evaluation passes each row's history explicitly.
+        """
+        prepared = self._prepare_turn(message, chat_history)
+        prepared.messages = None
+        self._finish(prepared, None, None)
+        return prepared.record
+
+
+def _chunk(full: str, delta: str) -> ChatResponse:
+    return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=full), delta=delta)
+
+
+def _candidate(nws: NodeWithScore) -> Candidate:
+    meta = nws.node.metadata
+    return Candidate(
+        node_id=nws.node.node_id,
+        doc_id=str(meta.get("doc_id", nws.node.node_id)),
+        title=str(meta.get("title", "")),
+        fused_score=float(nws.score or 0.0),
+        raw_scores=dict(getattr(nws, "raw_scores", {}) or {}),
+        ranks=dict(getattr(nws, "ranks", {}) or {}),
+    )
+
+
+def _sources(nodes: list[NodeWithScore]) -> list[Source]:
+    sources: dict[str, Source] = {}
+    for nws in nodes:
+        meta = nws.node.metadata
+        doc_id = str(meta.get("doc_id", nws.node.node_id))
+        sources.setdefault(doc_id, Source(doc_id=doc_id, title=str(meta.get("title", "")), date=str(meta.get("date", ""))))
+    return list(sources.values())
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 2)

@@ -1,0 +1,131 @@
+"""Turn a follow-up into a standalone query, and refuse to trust a condenser that misbehaves.
+
+Small local models often copy a Vietnamese follow-up back unchanged or answer it instead of
+rewriting it. The guard spots those outputs (empty, unchanged while the question leans on the
+history, answer-shaped) and falls back to a safe query built from the history without an LLM.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from llama_index.core.base.llms.types import ChatMessage, MessageRole
+from llama_index.core.prompts import PromptTemplate
+
+from engines.text import content_words, normalize
+
+CONDENSE_TEMPLATE = """\
+Rewrite the user's last message as ONE standalone search question that can be understood without \
+the conversation. Replace pronouns and vague references ("cái đó", "còn ... thì sao", "it", "that") \
+with the exact subject from the conversation. Keep the user's language (Vietnamese stays Vietnamese). \
+Keep codes, numbers and names exactly. Do NOT answer the question. Output only the rewritten question.
+
+Example 1
+Conversation:
+user: Lãi suất vay mua nhà là bao nhiêu?
+assistant: Lãi suất ưu đãi là 8,5%/năm trong 12 tháng đầu.
+Last message: Còn vay tiêu dùng thì sao?
+Standalone question: Lãi suất vay tiêu dùng là bao nhiêu?
+
+Example 2
+Conversation:
+user: Nhân viên chính thức được nghỉ phép năm bao nhiêu ngày?
+assistant: 12 ngày mỗi năm.
+Last message: Cái đó có được cộng dồn không?
+Standalone question: Ngày nghỉ phép năm của nhân viên chính thức có được cộng dồn sang năm sau không?
+
+Example 3
+Conversation:
+user: What is the API rate limit?
+assistant: 500 requests per minute in version 2.0.
+Last message: And for version 1.2?
+Standalone question: What is the API rate limit in version 1.2?
+
+Now the real one
+Conversation:
+{chat_history}
+Last message: {question}
+Standalone question:"""
+
+CONDENSE_PROMPT = PromptTemplate(CONDENSE_TEMPLATE)
+
+#: Words that make a question lean on earlier turns (Vietnamese and English).
+_DEPENDENT_MARKERS = re.compile(
+    r"(?iu)(?<!\w)(cái đó|cái này|cái kia|điều đó|việc đó|loại đó|gói đó|khoản đó|còn|thế|vậy|"
+    r"đó|kia|nó|họ|trường hợp này|như vậy|thì sao|"
+    r"it|its|that|this|those|these|they|them|what about|how about|and for|same|the other)(?!\w)"
+)
+_QUESTION_WORDS = re.compile(
+    r"(?iu)(?<!\w)(không|chưa|bao nhiêu|bao lâu|bao giờ|gì|nào|sao|thế nào|ai|đâu|mấy|có phải|"
+    r"liệu|hay|what|how|which|who|whom|when|where|why|is|are|was|were|does|do|did|can|could|"
+    r"should|will|would|may|list|explain|describe|compare)(?!\w)"
+)
+_LABELS = re.compile(r"(?iu)^\s*(standalone question|câu hỏi độc lập|câu hỏi|question|rewritten question|query)\s*[:：]\s*")
+
+
+@dataclass(frozen=True)
+class CondenseDecision:
+    """The query to retrieve with, and why it is not the model's output when it is not."""
+
+    query: str
+    fallback_reason: str | None = None
+
+
+def window(history: list[ChatMessage], size: int) -> list[ChatMessage]:
+    """The last ``size`` messages (0 means none): older turns cost tokens and add noise."""
+    if size < 0:
+        raise ValueError(f"condense window must be >= 0, got {size}")
+    return list(history[-size:]) if size else []
+
+
+def history_to_text(history: list[ChatMessage]) -> str:
+    lines = []
+    for message in history:
+        role = "user" if message.role == MessageRole.USER else "assistant"
+        lines.append(f"{role}: {message.content or ''}")
+    return "\n".join(lines)
+
+
+def clean_output(text: str) -> str:
+    """First non-empty line, without labels or wrapping quotes a model likes to add."""
+    for line in normalize(text or "").splitlines():
+        line = _LABELS.sub("", line.strip()).strip().strip('"“”\'`').strip()
+        if line:
+            return line
+    return ""
+
+
+def looks_dependent(question: str) -> bool:
+    """True when the question probably needs earlier turns: anaphora or very few words."""
+    return bool(_DEPENDENT_MARKERS.search(normalize(question))) or len(content_words(question)) <= 3
+
+
+def looks_like_question(text: str) -> bool:
+    return text.rstrip().endswith("?") or bool(_QUESTION_WORDS.search(text))
+
+
+def fallback_query(question: str, history: list[ChatMessage]) -> str:
+    """No-LLM safe query: the previous user message followed by the question."""
+    previous = [m.content for m in history if m.role == MessageRole.USER and m.content]
+    return f"{previous[-1]} {question}".strip() if previous else question
+
+
+def guard(question: str, output: str, history: list[ChatMessage]) -> CondenseDecision:
+    """Accept the condenser's output, or fall back with the reason."""
+    cleaned = clean_output(output)
+    if not cleaned:
+        return CondenseDecision(fallback_query(question, history), "empty")
+    if _same(cleaned, question):
+        if looks_dependent(question):
+            return CondenseDecision(fallback_query(question, history), "unchanged")
+        return CondenseDecision(question)
+    if not looks_like_question(cleaned):
+        return CondenseDecision(fallback_query(question, history), "answered")
+    if len(content_words(cleaned)) > 3 * len(content_words(question)) + 25:
+        return CondenseDecision(fallback_query(question, history), "too_long")
+    return CondenseDecision(cleaned)
+
+
+def _same(a: str, b: str) -> bool:
+    return content_words(a) == content_words(b)

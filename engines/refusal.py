@@ -1,0 +1,49 @@
+"""Decide, before any answer is written, whether retrieval found anything relevant at all.
+
+Judged on raw per-retriever scores (cosine for the vector side, BM25 for the lexical side),
+never on fused RRF scores, which are rank-based and look the same for good and bad result
+lists. The thresholds are calibrated on labelled data with ``python -m evals.calibrate``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+REFUSALS = {
+    "vi": "Xin lỗi, tôi không tìm thấy thông tin này trong tài liệu.",
+    "en": "Sorry, I could not find this in the documents.",
+}
+#: The answer prompt asks the model to reply with exactly this when the context lacks the answer.
+NOT_FOUND_MARKER = "NOT_FOUND"
+
+
+@dataclass(frozen=True)
+class RelevanceGate:
+    """Relevant when the best cosine reaches ``min_vector``, or the best BM25 reaches ``min_bm25``.
+
+    ``min_bm25=None`` disables the lexical path (BM25 scores depend on query length and corpus).
+    """
+
+    min_vector: float
+    min_bm25: float | None = None
+
+    def max_scores(self, raw_scores: Iterable[Mapping[str, float]]) -> dict[str, float]:
+        best: dict[str, float] = {}
+        for scores in raw_scores:
+            for name, value in scores.items():
+                best[name] = max(best.get(name, float("-inf")), value)
+        return best
+
+    def is_relevant(self, best: Mapping[str, float]) -> bool:
+        if best.get("vector", float("-inf")) >= self.min_vector:
+            return True
+        return self.min_bm25 is not None and best.get("bm25", float("-inf")) >= self.min_bm25
+
+
+def refusal_message(language: str) -> str:
+    return REFUSALS.get(language, REFUSALS["en"])
+
+
+def starts_with_not_found(text: str) -> bool:
+    return text.lstrip().lstrip("*_`\"'[").upper().startswith(NOT_FOUND_MARKER)

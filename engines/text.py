@@ -1,0 +1,42 @@
+"""Small text helpers shared by the pipeline: normalisation and language guess.
+
+Vietnamese text arrives in both NFC and NFD forms (copy-paste from PDFs and macOS produce NFD);
+everything that compares strings goes through :func:`normalize` first so "Hà Nội" typed either
+way is the same token.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_VI_LETTERS = set("ăâđêôơưàáảãạằắẳẵặầấẩẫậèéẻẽẹềếểễệìíỉĩịòóỏõọồốổỗộờớởỡợùúủũụừứửữựỳýỷỹỵ")
+_WORD = re.compile(r"(?u)\w+")
+
+
+def normalize(text: str) -> str:
+    """NFC-normalise, so composed and decomposed Vietnamese compare equal."""
+    return unicodedata.normalize("NFC", text)
+
+
+def detect_language(text: str) -> str:
+    """Return "vi" when the text carries Vietnamese letters, else "en".
+
+    A question of a few words is too short for statistical detectors; Vietnamese diacritics are
+    a near-perfect signal, and an undiacritised Vietnamese question is rare in practice.
+    """
+    lowered = normalize(text).lower()
+    vi_chars = sum(1 for ch in lowered if ch in _VI_LETTERS)
+    return "vi" if vi_chars >= 1 else "en"
+
+
+def content_words(text: str) -> list[str]:
+    """Lower-cased word tokens of the NFC text (used for overlap checks, not for BM25)."""
+    return _WORD.findall(normalize(text).lower())
+
+
+def searchable_text(text: str, metadata: dict) -> str:
+    """What gets embedded and BM25-indexed: the title heads every chunk, so a chunk deep in a
+    document still carries its topic."""
+    title = str(metadata.get("title") or "")
+    return f"{title}\n{text}" if title and not text.startswith(title) else text
