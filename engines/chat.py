@@ -178,7 +178,8 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
                 nodes = pp.postprocess_nodes(nodes, query_bundle=query_bundle)
         record.timings_ms["postprocess"] = _ms(t0)
         record.context_node_ids = [n.node.node_id for n in nodes]
-        record.sources = _sources(nodes)
+        # Cite only passages that are relevant on their own, not rank filler.
+        record.sources = _sources([n for n in nodes if self._gate.is_relevant(getattr(n, "raw_scores", {}) or {})] or nodes)
         if not self._synthesize:
             return PreparedTurn(record, nodes, None, started=started)
         messages = build_messages(message, record.query, nodes, language, notes, self._max_context_chars)

@@ -1,0 +1,229 @@
+"""`python -m app.chat`: the REPL. Streams answers, shows sources, conflicts and (on /debug) the
+per-turn record. With no index yet it ingests the bundled sample corpus first.
+
+At a terminal it uses prompt-toolkit (line editing, history) and rich; with piped stdin it reads
+one question per line as one conversation and prints plain answers, so it can be scripted.
+Input and output streams are parameters so tests drive it as a transcript.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import IO, Callable
+
+from rich.console import Console
+
+from app.config import SAMPLE_CORPUS, Settings, load_settings
+from app.console import print_error
+from app.factory import Pipeline, build_models, open_pipeline
+from app.ingest import run_ingest, summary
+from app.logging_setup import configure_logging
+from engines.chat import ConversationalRAGEngine
+from engines.errors import ModelUnavailable, TurnragError
+from engines.record import TurnRecord
+from engines.store import Manifest
+
+HELP = """Commands:
+  /sources  show the sources of the last answer
+  /debug    toggle showing the rewritten query and the per-turn record
+  /record   print the last turn record as JSON
+  /reset    start a new conversation
+  /quit     leave (also Ctrl-D)"""
+
+LABELS = {
+    "vi": {"sources": "Nguồn", "query": "Truy vấn", "none": "(không có)", "reset": "Đã bắt đầu hội thoại mới."},
+    "en": {"sources": "Sources", "query": "Query", "none": "(none)", "reset": "Started a new conversation."},
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m app.chat",
+        description="Chat with your documents in Vietnamese or English. Follow-up questions are "
+                    "rewritten into standalone queries; answers cite their sources and say plainly "
+                    "when the documents do not hold the answer.",
+        epilog=HELP + "\n\nPipe questions in (one per line) to script a conversation.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--index", type=Path, help="index folder (default .turnrag/index; built from data/sample if missing)")
+    parser.add_argument("--corpus", type=Path, help=f"corpus to ingest when the index is missing (default {SAMPLE_CORPUS})")
+    parser.add_argument("--config", type=Path, help="TOML settings file")
+    parser.add_argument("--llm", help="local | openai | openai-like | fake")
+    parser.add_argument("--embedding", help="e5-small | minilm | hf:<name-or-path> | fake")
+    parser.add_argument("--debug", action="store_true", help="show the rewritten query and the turn record")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    return parser
+
+
+class Repl:
+    """One conversation over one engine; reads lines, writes answers."""
+
+    def __init__(self, engine: ConversationalRAGEngine, out: IO[str], *, interactive: bool, debug: bool = False,
+                 new_engine: Callable[[], ConversationalRAGEngine] | None = None) -> None:
+        self.engine = engine
+        self.out = out
+        self.interactive = interactive
+        self.debug = debug
+        self._new_engine = new_engine
+        self.console = Console(file=out, force_terminal=interactive, no_color=not interactive,
+                               highlight=False, soft_wrap=True)
+
+    def handle(self, line: str) -> bool:
+        """Process one input line; False means quit."""
+        line = line.strip()
+        if not line:
+            return True
+        if line.startswith("/"):
+            return self._command(line.split()[0].lower())
+        self._ask(line)
+        return True
+
+    def _command(self, command: str) -> bool:
+        record = self.engine.last_record
+        if command in ("/quit", "/exit", "/q"):
+            return False
+        if command == "/reset":
+            self.engine = self._new_engine() if self._new_engine else self.engine
+            self.engine.reset()
+            self._line(LABELS[record.language if record else "vi"]["reset"])
+        elif command == "/sources":
+            self._sources(record)
+        elif command == "/debug":
+            self.debug = not self.debug
+            self._line(f"debug {'on' if self.debug else 'off'}")
+        elif command == "/record":
+            self._line(json.dumps(record.to_dict(), ensure_ascii=False, indent=2) if record else "{}")
+        else:
+            self._line(HELP)
+        return True
+
+    def _ask(self, question: str) -> None:
+        try:
+            response = self.engine.stream_chat(question)
+            for delta in response.response_gen:
+                self.out.write(delta)
+                self.out.flush()
+            if response.write_response_to_history_thread is not None:
+                response.write_response_to_history_thread.join()
+        except TurnragError as exc:
+            print_error(self.console, exc)
+            return
+        except Exception as exc:  # an LLM server or API failing mid-conversation
+            print_error(self.console, _explain_llm_failure(exc))
+            return
+        self.out.write("\n")
+        record = self.engine.last_record
+        if record is None:
+            return
+        self._conflict_note(record)
+        self._sources(record)
+        if self.debug:
+            self._debug(record)
+        self.out.flush()
+
+    def _sources(self, record: TurnRecord | None) -> None:
+        if record is None:
+            return
+        labels = LABELS.get(record.language, LABELS["en"])
+        if not record.sources:
+            self._line(f"{labels['sources']}: {labels['none']}", style="dim")
+            return
+        listed = "; ".join(f"[{s.doc_id}] {s.title}" for s in record.sources)
+        self._line(f"{labels['sources']}: {listed}", style="dim")
+
+    def _conflict_note(self, record: TurnRecord) -> None:
+        note = record.conflicts.get("summary") if record.conflicts else None
+        if note:
+            self._line(note, style="yellow")
+
+    def _debug(self, record: TurnRecord) -> None:
+        labels = LABELS.get(record.language, LABELS["en"])
+        self._line(f"{labels['query']}: {record.query}", style="cyan")
+        if record.condense.fallback_reason:
+            self._line(f"condense fallback: {record.condense.fallback_reason} (model said: {record.condense.raw_output!r})", style="cyan")
+        for cand in record.candidates:
+            raw = ", ".join(f"{k}={v:.3f}" for k, v in cand.raw_scores.items())
+            self._line(f"  {cand.fused_score:.4f} {cand.node_id} ({raw})", style="cyan")
+        timings = ", ".join(f"{k}={v:.0f}ms" for k, v in record.timings_ms.items())
+        self._line(f"llm_calls={record.llm_calls} refused={record.refused} {timings}", style="cyan")
+
+    def _line(self, text: str, style: str | None = None) -> None:
+        if self.interactive:
+            self.console.print(text, style=style, markup=False)
+        else:
+            self.out.write(text + "\n")
+
+
+def _explain_llm_failure(exc: Exception) -> str:
+    name = exc.__class__.__name__
+    if "Connection" in name or "Timeout" in name:
+        return (f"the LLM server could not be reached ({name}: {exc}). Check TURNRAG_LLM_API_BASE and that "
+                "the server is running, or use TURNRAG_LLM=local.")
+    if "Authentication" in name or "PermissionDenied" in name:
+        return f"the LLM API rejected the key ({name}). Check OPENAI_API_KEY / TURNRAG_LLM_API_KEY."
+    return f"the turn failed: {name}: {exc}"
+
+
+def ensure_index(settings: Settings, corpus: Path, console: Console) -> None:
+    """Ingest the bundled (or given) corpus when the index folder has no manifest yet."""
+    if Manifest.load(Path(settings.index_dir)) is not None:
+        return
+    console.print(f"No index in {settings.index_dir}: ingesting {corpus} (first run only)…", markup=False)
+    report = run_ingest(settings, corpus, prune=False, console=console, show_progress=console.is_terminal)
+    console.print(summary(report), markup=False)
+
+
+def run(argv: list[str] | None = None, stdin: IO[str] | None = None, stdout: IO[str] | None = None,
+        stderr: IO[str] | None = None, pipeline_hook: Callable[[Pipeline], None] | None = None) -> int:
+    """The REPL with explicit streams (tests pass StringIO)."""
+    args = build_parser().parse_args(argv)
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    err_console = Console(file=stderr or sys.stderr, highlight=False)
+    interactive = stdin.isatty() and stdout.isatty()
+    try:
+        settings = load_settings(args.config, index_dir=args.index, llm=args.llm, embedding=args.embedding)
+        ensure_index(settings, args.corpus or SAMPLE_CORPUS, err_console)
+        pipeline = open_pipeline(settings, build_models(settings))
+        if pipeline_hook:
+            pipeline_hook(pipeline)
+    except TurnragError as exc:
+        print_error(err_console, exc)
+        return 2
+    repl = Repl(pipeline.new_engine(), stdout, interactive=interactive, debug=args.debug,
+                new_engine=pipeline.new_engine)
+    if interactive:
+        return _interactive_loop(repl)
+    for line in stdin:
+        if not repl.handle(line):
+            break
+    return 0
+
+
+def _interactive_loop(repl: Repl) -> int:
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import FileHistory
+
+    history_file = Path.home() / ".turnrag_history"
+    session: PromptSession = PromptSession(history=FileHistory(str(history_file)))
+    repl.console.print("turnrag — hỏi bằng tiếng Việt hoặc English. /help for commands, /quit to leave.", style="bold")
+    while True:
+        try:
+            line = session.prompt("» ")
+        except (EOFError, KeyboardInterrupt):
+            return 0
+        if not repl.handle(line):
+            return 0
+
+
+def main() -> int:
+    args_preview = sys.argv[1:]
+    configure_logging("-v" in args_preview or "--verbose" in args_preview)
+    return run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

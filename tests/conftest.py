@@ -1,0 +1,60 @@
+"""Shared fixtures: a small bilingual corpus on disk and a pipeline over it with test doubles."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from app.config import load_settings
+from app.factory import build_models, ingest_path, open_pipeline
+from engines.fakes import HashEmbedding, ScriptedLLM
+
+DOCS = {
+    "leave-probation": ("Nghỉ phép năm của nhân viên thử việc", "2024-01-15",
+                        "Nhân viên thử việc không được hưởng phép năm trong thời gian thử việc. "
+                        "Thời gian thử việc được tính vào thâm niên khi ký hợp đồng chính thức."),
+    "leave-seasonal": ("Nghỉ phép của lao động hợp đồng thời vụ", "2024-01-15",
+                       "Người lao động theo hợp đồng thời vụ được nghỉ 1 ngày phép cho mỗi tháng làm việc đủ."),
+    "leave-seasonal-carryover": ("Cộng dồn phép của hợp đồng thời vụ", "2024-02-01",
+                                 "Ngày phép của hợp đồng thời vụ không được cộng dồn sang hợp đồng sau; "
+                                 "phép chưa nghỉ được thanh toán bằng tiền khi hết hợp đồng."),
+    "card-sku-4471": ("Thẻ tín dụng Vàng", "2024-03-01",
+                      "Thẻ tín dụng mã SKU-4471 có phí thường niên 200.000 đồng, miễn phí năm đầu."),
+    "card-sku-4417": ("Thẻ tín dụng Bạch Kim", "2024-03-01",
+                      "Thẻ tín dụng mã SKU-4417 có phí thường niên 1.500.000 đồng."),
+    "loan-home": ("Vay mua nhà", "2024-05-01",
+                  "Điều 4.2: lãi suất ưu đãi vay mua nhà là 8,5%/năm trong 12 tháng đầu. "
+                  "Tỷ lệ cho vay tối đa 70% giá trị tài sản. Mẫu đơn 05/TD."),
+    "api-limits": ("API rate limits", "2023-09-01",
+                   "The public API allows 500 requests per minute per key since version 2.0."),
+}
+
+
+def write_doc(folder: Path, doc_id: str, title: str, date: str, body: str, **extra: object) -> Path:
+    lines = [f"doc_id: {doc_id}", f"title: {title}", f"date: {date}"] + [f"{k}: {v}" for k, v in extra.items()]
+    path = folder / f"{doc_id}.md"
+    path.write_text("---\n" + "\n".join(lines) + "\n---\n" + textwrap.dedent(body) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for doc_id, (title, date, body) in DOCS.items():
+        write_doc(folder, doc_id, title, date, body)
+    return folder
+
+
+@pytest.fixture
+def settings(tmp_path: Path):
+    return load_settings(index_dir=tmp_path / "index", embedding="fake", llm="fake", log_dir=None,
+                         refusal_min_vector=0.25, top_k=3, candidate_k=10, conflicts=False)
+
+
+@pytest.fixture
+def pipeline(settings, corpus):
+    ingest_path(settings, corpus)
+    return open_pipeline(settings, build_models(settings, llm=ScriptedLLM(), embed_model=HashEmbedding()))

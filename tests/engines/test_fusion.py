@@ -1,0 +1,91 @@
+import copy
+
+import pytest
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+from ranx import Run, fuse
+
+from engines.fakes import ScriptedLLM
+from engines.fusion import FusedNode, HybridFusionRetriever, reciprocal_rank_fusion
+
+
+def test_rrf_matches_ranx():
+    rankings = [["a", "b", "c", "d"], ["c", "a", "e"]]
+    ours = reciprocal_rank_fusion(rankings, k=60)
+    runs = [Run({"q": {d: float(len(r) - i) for i, d in enumerate(r)}}) for r in rankings]
+    theirs = fuse(runs, method="rrf", params={"k": 60}).to_dict()["q"]
+    assert [d for d, _ in ours] == sorted(theirs, key=lambda d: -theirs[d])
+    for doc, score in ours:
+        assert score == pytest.approx(theirs[doc])
+
+
+def test_weights_change_the_order():
+    rankings = [["a", "b"], ["b", "a"]]
+    assert reciprocal_rank_fusion(rankings, [2.0, 1.0])[0][0] == "a"
+    assert reciprocal_rank_fusion(rankings, [1.0, 2.0])[0][0] == "b"
+
+
+def test_ties_keep_first_appearance_and_duplicates_count_once():
+    assert [d for d, _ in reciprocal_rank_fusion([["a", "b"], ["b", "a"]])] == ["a", "b"]
+    assert reciprocal_rank_fusion([["a", "a"]]) == reciprocal_rank_fusion([["a"]])
+
+
+@pytest.mark.parametrize("rankings", [[], [[]], [[], ["a"]]])
+def test_empty_inputs(rankings):
+    assert [d for d, _ in reciprocal_rank_fusion(rankings)] == [d for r in rankings for d in r]
+
+
+@pytest.mark.parametrize("weights", [[-1.0, 1.0], [0.0, 0.0], [1.0]])
+def test_bad_weights_are_refused(weights):
+    with pytest.raises(ValueError):
+        reciprocal_rank_fusion([["a"], ["b"]], weights)
+
+
+class ListRetriever(BaseRetriever):
+    def __init__(self, results):
+        super().__init__()
+        self.results = results
+
+    def _retrieve(self, query_bundle: QueryBundle):
+        return self.results
+
+
+def _nws(node_id, score, embedding=None):
+    return NodeWithScore(node=TextNode(id_=node_id, text=f"text {node_id}", embedding=embedding), score=score)
+
+
+def test_hybrid_keeps_raw_scores_and_does_not_mutate_inputs():
+    vector = [_nws("a", 0.91, [1.0, 0.0]), _nws("b", 0.85, [0.0, 1.0])]
+    bm25 = [_nws("b", 7.5), _nws("c", 3.0)]
+    snapshot = copy.deepcopy([vector, bm25])
+    retriever = HybridFusionRetriever({"vector": ListRetriever(vector), "bm25": ListRetriever(bm25)},
+                                      llm=ScriptedLLM(), similarity_top_k=3)
+    results = retriever.retrieve("q")
+    assert [r.node.node_id for r in results] == ["b", "a", "c"]
+    assert all(isinstance(r, FusedNode) for r in results)
+    assert results[0].raw_scores == {"vector": 0.85, "bm25": 7.5}
+    assert results[0].ranks == {"vector": 2, "bm25": 1}
+    assert results[0].node.embedding == [0.0, 1.0]  # the vector side's node, with its stored vector
+    assert [[(n.node.node_id, n.score) for n in lst] for lst in [vector, bm25]] == \
+           [[(n.node.node_id, n.score) for n in lst] for lst in snapshot]
+
+
+async def _aretrieve(retriever):
+    return await retriever.aretrieve("q")
+
+
+def test_async_path_gives_the_same_result():
+    import asyncio
+
+    vector = [_nws("a", 0.9), _nws("b", 0.8)]
+    bm25 = [_nws("b", 2.0)]
+    retriever = HybridFusionRetriever({"vector": ListRetriever(vector), "bm25": ListRetriever(bm25)},
+                                      llm=ScriptedLLM(), weights={"vector": 1.0, "bm25": 0.5})
+    sync = [(r.node.node_id, r.score, r.raw_scores) for r in retriever.retrieve("q")]
+    asyn = [(r.node.node_id, r.score, r.raw_scores) for r in asyncio.run(_aretrieve(retriever))]
+    assert sync == asyn
+
+
+def test_unknown_weight_name_is_refused():
+    with pytest.raises(ValueError, match="unknown retrievers"):
+        HybridFusionRetriever({"vector": ListRetriever([])}, llm=ScriptedLLM(), weights={"bm52": 1.0})
