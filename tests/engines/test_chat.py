@@ -1,0 +1,145 @@
+"""The chat engine's behaviour a user (or an evaluator) notices, with scripted models."""
+
+import asyncio
+
+from llama_index.core.base.llms.types import ChatMessage, MessageRole
+
+from engines.fakes import ScriptedLLM
+from engines.refusal import REFUSALS
+
+
+def engine_with(pipeline, *replies, condense_llm=None, **options):
+    llm = ScriptedLLM(replies)
+    pipeline.models.llm = llm
+    pipeline.models.condense_llm = condense_llm or llm
+    return pipeline.new_engine(**options), llm
+
+
+def test_first_turn_makes_no_condense_call(pipeline):
+    engine, llm = engine_with(pipeline, "Không có phép năm trong thời gian thử việc.")
+    response = engine.chat("Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?")
+    record = engine.last_record
+    assert llm.calls == 1  # the answer only
+    assert record.condense.used_llm is False and record.query == record.question
+    assert record.llm_calls == 1
+    assert record.retrieved_doc_ids[0] == "leave-probation"
+    assert response.response == "Không có phép năm trong thời gian thử việc."
+    assert [s.doc_id for s in record.sources][0] == "leave-probation"
+
+
+def test_follow_up_is_condensed_and_recorded(pipeline):
+    engine, llm = engine_with(pipeline, "Không có phép năm.",
+                              "Nhân viên hợp đồng thời vụ được nghỉ phép năm bao nhiêu ngày?", "1 ngày mỗi tháng.")
+    engine.chat("Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?")
+    engine.chat("Còn hợp đồng thời vụ thì sao?")
+    record = engine.last_record
+    assert record.condense.used_llm and record.condense.fallback_reason is None
+    assert record.query == "Nhân viên hợp đồng thời vụ được nghỉ phép năm bao nhiêu ngày?"
+    assert "leave-seasonal" in record.retrieved_doc_ids[:2]
+    assert record.llm_calls == 2
+    assert "Còn hợp đồng thời vụ thì sao?" in llm.prompts[1]
+    assert set(record.timings_ms) >= {"condense", "retrieve", "postprocess", "answer", "total"}
+    cand = record.candidates[0]
+    assert "vector" in cand.raw_scores and cand.fused_score < 0.1  # raw cosine kept beside the RRF score
+
+
+def test_condense_window_limits_what_the_condenser_sees(pipeline):
+    engine, llm = engine_with(pipeline, "Lãi suất vay mua nhà là bao nhiêu?", "8,5%/năm.", condense_window=2)
+    history = [ChatMessage(role=MessageRole.USER if i % 2 == 0 else MessageRole.ASSISTANT, content=f"tin nhắn số {i}")
+               for i in range(8)]
+    engine.chat("Còn vay mua nhà thì sao?", chat_history=history)
+    condense_prompt = llm.prompts[0]
+    assert "tin nhắn số 7" in condense_prompt and "tin nhắn số 6" in condense_prompt
+    assert "tin nhắn số 5" not in condense_prompt
+    assert engine.last_record.condense.window == 2
+
+
+def test_explicit_empty_history_is_respected(pipeline):
+    engine, llm = engine_with(pipeline, "a1", "a2")
+    engine.chat("Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?")
+    engine.chat("Thẻ SKU-4471 có phí thường niên bao nhiêu?", chat_history=[])
+    assert engine.last_record.condense.used_llm is False  # [] means no history, not "use memory"
+    assert llm.calls == 2
+
+
+def test_separate_condense_llm_is_used_for_condensing_only(pipeline):
+    condenser = ScriptedLLM(["Ngày phép của hợp đồng thời vụ có được cộng dồn không?"])
+    engine, answerer = engine_with(pipeline, "Không có phép.", "Không được cộng dồn.", condense_llm=condenser)
+    engine.chat("Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?")
+    engine.chat("Cái đó có được cộng dồn không?")
+    assert condenser.calls == 1 and answerer.calls == 2
+    assert engine.last_record.retrieved_doc_ids[0] == "leave-seasonal-carryover"
+
+
+def test_condenser_that_answers_falls_back(pipeline):
+    engine, _ = engine_with(pipeline, "Không có phép.", "Có, được cộng dồn 5 ngày.", "Không được cộng dồn.")
+    engine.chat("Còn hợp đồng thời vụ thì sao?", chat_history=[])
+    engine.chat("Cái đó có được cộng dồn không?")
+    record = engine.last_record
+    assert record.condense.fallback_reason == "answered"
+    assert record.query == "Còn hợp đồng thời vụ thì sao? Cái đó có được cộng dồn không?"
+    assert record.retrieved_doc_ids[0] in ("leave-seasonal-carryover", "leave-seasonal")
+
+
+def test_refusal_below_threshold_has_no_sources_and_no_answer_call(pipeline):
+    engine, llm = engine_with(pipeline)
+    response = engine.chat("Giá vàng SJC hôm nay?")
+    record = engine.last_record
+    assert record.refused and record.refusal_reason == "no_relevant_documents"
+    assert response.response == REFUSALS["vi"] and response.source_nodes == [] and record.sources == []
+    assert llm.calls == 0
+    engine.chat("What is the price of bitcoin?", chat_history=[])
+    assert engine.last_record.answer == REFUSALS["en"]
+
+
+def test_threshold_is_configurable(pipeline):
+    pipeline.settings.refusal_min_vector = -1.0
+    engine, llm = engine_with(pipeline, "NOT_FOUND")
+    engine.chat("Giá vàng SJC hôm nay?")
+    record = engine.last_record
+    assert llm.calls == 1  # the gate let it through; the model said it is not in the documents
+    assert record.refused and record.refusal_reason == "answer_not_found" and record.sources == []
+    assert record.answer == REFUSALS["vi"]
+
+
+def test_stream_matches_chat_and_updates_memory(pipeline):
+    answer = "Thẻ SKU-4471 có phí thường niên 200.000 đồng."
+    engine, _ = engine_with(pipeline, answer)
+    response = engine.stream_chat("SKU-4471 phí thường niên bao nhiêu?")
+    deltas = list(response.response_gen)  # joins the history-writing thread when done
+    assert len(deltas) > 1 and "".join(deltas) == answer
+    assert engine.last_record.answer == answer
+    assert engine.last_record.retrieved_doc_ids[0] == "card-sku-4471"
+    assert [m.content for m in engine.chat_history] == ["SKU-4471 phí thường niên bao nhiêu?", answer]
+
+
+def test_streamed_not_found_is_replaced_by_a_refusal(pipeline):
+    engine, _ = engine_with(pipeline, "NOT_FOUND")
+    response = engine.stream_chat("Thẻ SKU-4471 có hoàn tiền không?")
+    text = "".join(response.response_gen)
+    assert text == REFUSALS["vi"] and "NOT_FOUND" not in text
+    assert engine.last_record.refused
+
+
+def test_async_paths_match_sync(pipeline):
+    question = "Điều 4.2 quy định lãi suất vay mua nhà thế nào?"
+    engine, _ = engine_with(pipeline, "8,5%/năm.", "8,5%/năm.", "8,5%/năm.")
+    sync = engine.chat(question, chat_history=[])
+    sync_record = engine.last_record
+
+    async def run():
+        a = await engine.achat(question, chat_history=[])
+        s = await engine.astream_chat(question, chat_history=[])
+        text = "".join([d async for d in s.async_response_gen()])
+        return a, text
+
+    a, streamed = asyncio.run(run())
+    assert a.response == sync.response == streamed
+    assert engine.records[-1].retrieved_doc_ids == engine.records[-2].retrieved_doc_ids == sync_record.retrieved_doc_ids
+
+
+def test_prepare_only_makes_no_answer_call(pipeline):
+    engine, llm = engine_with(pipeline)
+    record = engine.prepare_only("Thẻ SKU-4417 phí bao nhiêu?", chat_history=[])
+    assert llm.calls == 0 and record.retrieved_doc_ids[0] == "card-sku-4417" and not record.refused
+    assert engine.chat_history == []
