@@ -169,8 +169,9 @@ def _explain_llm_failure(exc: Exception) -> str:
 
 def ensure_index(settings: Settings, corpus: Path, console: Console) -> None:
     """Ingest the bundled (or given) corpus when the index folder has no manifest yet."""
-    if Manifest.load(Path(settings.index_dir)) is not None:
-        return
+    manifest = Manifest.load(Path(settings.index_dir))
+    if manifest is not None and manifest.corpus_hash:
+        return  # a finished index (an interrupted first ingest has no corpus hash yet)
     console.print(f"No index in {settings.index_dir}: ingesting {corpus} (first run only)…", markup=False)
     report = run_ingest(settings, corpus, prune=False, console=console, show_progress=console.is_terminal)
     console.print(summary(report), markup=False)

@@ -91,6 +91,15 @@ def ingest_documents(
             "so the embedding model that wrote them is unknown. Use a new --index folder or collection."
         )
 
+    if manifest is None:
+        # Record the model before the first chunk is written: a killed first run stays resumable.
+        manifest = Manifest(
+            embedding_model=embedding_model_id,
+            embedding_dim=len(embed_model.get_query_embedding("dimension probe")),
+            chunk_size=chunking.chunk_size, chunk_overlap=chunking.chunk_overlap, collection=collection.name,
+        )
+        manifest.save(index_dir)
+
     report = IngestReport()
     stored = _stored_state(collection)
     plan: list[tuple[SourceDocument, str, str]] = []  # doc, version hash, reason
@@ -140,11 +149,11 @@ def ingest_documents(
     report.total_chunks = collection.count()
     store_hash = _store_hash(collection)
     bm25_dir = _read_bm25_pointer(index_dir)
-    if report.changed or manifest is None or manifest.corpus_hash != store_hash or not bm25_dir:
+    if report.changed or manifest.corpus_hash != store_hash or not bm25_dir:
         bm25_dir = rebuild_bm25(collection, index_dir)
     new_manifest = Manifest(
         embedding_model=embedding_model_id,
-        embedding_dim=len(embed_model.get_query_embedding("dimension probe")) if manifest is None else manifest.embedding_dim,
+        embedding_dim=manifest.embedding_dim,
         chunk_size=chunking.chunk_size,
         chunk_overlap=chunking.chunk_overlap,
         collection=collection.name,

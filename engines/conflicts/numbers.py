@@ -52,8 +52,8 @@ _VI_CHARS = re.compile(
 )
 
 # A number token: digits with optional "." / "," groups. Not glued to a preceding
-# letter or digit ("v1.2", "FY2023" and "A1" never start a token).
-_NUMBER_RE = re.compile(r"(?<!\w)\d+(?:[.,]\d+)*")
+# letter or digit ("v1.2", "FY2023", "A1" and the "0" of "v2.0" never start a token).
+_NUMBER_RE = re.compile(r"(?<!\w)(?<!\w[.,])\d+(?:[.,]\d+)*")
 
 _B = r"(?!\w)"  # word end; Python's \w is Unicode-aware, so it covers Vietnamese
 
@@ -82,10 +82,11 @@ _BLOCKED_RES = tuple(
     )
 )
 
-# A label right before the number makes it a reference, not a claim.
+# A label right before the number makes it a reference, not a claim, unless a unit
+# follows: "Điều 4.2" is a reference, "khoản 3 triệu đồng" (an amount) is not.
 _LABEL_BEFORE_RE = re.compile(
     r"(?<!\w)(?:điều|khoản|điểm|mục|tiểu\s+mục|chương|phần|phụ\s+lục|bước|trang|bảng"
-    r"|hình|biểu\s+mẫu|mẫu\s+số|tầng|phòng|quý|số\s+hiệu|section|sec\.|clause|article"
+    r"|hình|biểu\s+mẫu|mẫu\s+số|tầng|quý|số\s+hiệu|section|sec\.|clause|article"
     r"|art\.|chapter|part|appendix|annex|paragraph|para\.|item|step|page|p\.|pp\.|table"
     r"|figure|fig\.|line|rule|no\.|room|floor|level|tier|grade|quarter|q)\s*$"
     r"|[§#№]\s*$",
@@ -233,10 +234,14 @@ def _overlaps(span: tuple[int, int], blocked: list[tuple[int, int]]) -> bool:
     return any(s < span[1] and span[0] < e for s, e in blocked)
 
 
-def _is_reference(text: str, start: int) -> bool:
-    """True for numbers that name things rather than measure them."""
-    before = text[max(0, start - 24):start]
-    return bool(_LABEL_BEFORE_RE.search(before) or _CODE_BEFORE_RE.search(before))
+def _is_code(text: str, start: int) -> bool:
+    """True for "SKU-4471"-style numbers glued to a letter."""
+    return bool(_CODE_BEFORE_RE.search(text[max(0, start - 2):start]))
+
+
+def _is_labelled(text: str, start: int) -> bool:
+    """True after "Điều", "khoản", "section", "§"...: a reference if no unit follows."""
+    return bool(_LABEL_BEFORE_RE.search(text[max(0, start - 24):start]))
 
 
 def _vote(raw: str) -> Lang | None:
@@ -418,6 +423,8 @@ def _read(text: str, m: re.Match[str], convention: Lang, floor: int, n_words: in
         if pm:
             per = _named_period(pm)
 
+    if not unit and scale == 1.0 and _is_labelled(text, start):
+        return None  # "Điều 4.2", "section 3", "§ 12"
     parsed = _number_value(raw, convention, thousands_bias=(unit == "VND" and scale == 1.0))
     if parsed is None:
         return None
@@ -474,11 +481,8 @@ def parse_quantities(
         raise ValueError(f"context_words must be >= 0, got {context_words!r}")
     norm = unicodedata.normalize("NFC", text)
     blocked = _blocked_spans(norm)
-    cands = [
-        m for m in _NUMBER_RE.finditer(norm)
-        if not _overlaps(m.span(), blocked) and not _is_reference(norm, m.start())
-    ]
-    convention = _convention([m.group() for m in cands], norm, lang)
+    cands = [m for m in _NUMBER_RE.finditer(norm) if not _overlaps(m.span(), blocked) and not _is_code(norm, m.start())]
+    convention = _convention([m.group() for m in cands if not _is_labelled(norm, m.start())], norm, lang)
     out: list[Quantity] = []
     cursor = 0  # end of the last span consumed; numbers inside it are skipped
     floor = 0  # context never reaches back past the previous claim

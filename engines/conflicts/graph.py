@@ -1,0 +1,534 @@
+"""Pairwise conflicts between retrieved passages and their cluster-aware resolution.
+
+This module holds pure functions over plain dataclasses and numpy arrays.
+A LlamaIndex postprocessor wraps it. The rules follow the design in
+seeds/002: a cosine gate of 0.68, a numeric heuristic and a negation
+heuristic. Conflicts form a graph. Each connected component is resolved
+on its own ("cluster-aware recency"), so independent disputes in one top-k
+never eliminate each other's winners.
+
+Rule for "the same quantity" (numeric conflicts), applied per pair of
+quantities (qa, qb):
+
+1. Same canonical unit and same per-period. Rates are never converted:
+   6000 req/hour and 100 req/min are different keys.
+2. The values differ by more than the precision they were written with
+   (``Quantity.resolution``) and by more than ``rel_tol``.
+3. Neither value is agreed elsewhere: if qa's value also appears under the
+   same key in the other passage, qa counts as agreement. For a single value
+   per key this is the brief's "same key, same value means agreement"; it also
+   keeps a shared row of a table from hiding a real dispute in another row.
+4. Same subject. The subject markers in each quantity's sentence, up to the
+   number, must not differ on both sides ("mutual difference"). Marker
+   kinds: capitalised names that do not start a sentence ("Illinois",
+   "Acme"); codes ("SKU-4471", a lone "A"/"B", all-caps words that are not
+   common acronyms); fiscal periods ("FY2023", "Q4", "quý 4"); and category
+   terms grouped by dimension (staff type: thử việc/probation,
+   thời vụ/seasonal, ...; customer type; domestic/international; max/min).
+   A marker is unmatched when the other passage never mentions it, anywhere.
+   The pair is vetoed when both sides have an unmatched marker of the same
+   kind. This works even though verbs and phrasing differ freely between
+   two versions of one fact: "Auditors at Deloitte restated Acme's revenue"
+   adds a name on one side only, so it is no veto.
+5. Context overlap (``require_context_overlap``): the few words before the
+   two numbers share at least one content word ("giới hạn", "revenue"). If
+   either context has no content words, this check is skipped.
+
+Known limits: names that begin a sentence are invisible to rule 4
+("Illinois opens at 9:00"). So are lowercase subjects outside the lexicon
+("gói vàng" vs "gói bạc"). Rule 5 compares Vietnamese syllables, so "phí" alone
+links "phí thường niên" to "phí phát hành". Paraphrased conflicts ("service
+retired" vs "service available") need NLI and are out of scope, as the seed
+says.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+import datetime as dt
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from engines.conflicts.negation import Cue, find_abolition_cues
+from engines.conflicts.numbers import Lang, Quantity, parse_quantities
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "Passage",
+    "ConflictPair",
+    "Cluster",
+    "Resolution",
+    "analyze",
+    "detect_pairs",
+    "connected_components",
+    "resolve",
+    "DEFAULT_SIM_THRESHOLD",
+]
+
+DEFAULT_SIM_THRESHOLD = 0.68  # seed: drops unrelated passages that share a number or "không"
+
+ConflictKind = Literal["numeric", "negation"]
+ClusterKind = Literal["temporal", "unresolved"]
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A retrieved passage with what the detectors read from it.
+
+    The spans in ``quantities`` and ``cues`` index the NFC form of ``text``.
+    ``analyze`` stores ``text`` already in NFC.
+    """
+
+    id: str
+    text: str
+    date: dt.date | None = None
+    quantities: tuple[Quantity, ...] = ()
+    cues: tuple[Cue, ...] = ()
+
+
+@dataclass(frozen=True)
+class ConflictPair:
+    """Two passages that disagree. ``a`` comes before ``b`` in input order."""
+
+    a: str
+    b: str
+    kind: ConflictKind
+    evidence: tuple[str, ...]
+    similarity: float
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """One connected component of the conflict graph.
+
+    The kind is "temporal" when every member has a date and one is strictly
+    the newest. That one is ``winner_id``. Otherwise the kind is "unresolved":
+    keep everything and tell the user the sources disagree.
+    """
+
+    ids: tuple[str, ...]
+    kind: ClusterKind
+    winner_id: str | None
+    pairs: tuple[ConflictPair, ...]
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What to pass to generation. The ids keep the input order."""
+
+    kept_ids: tuple[str, ...]
+    dropped_ids: tuple[str, ...]
+    clusters: tuple[Cluster, ...] = field(default_factory=tuple)
+
+
+def analyze(
+    id: str,
+    text: str,
+    date: dt.date | None = None,
+    *,
+    lang: Lang | None = None,
+    skip_years: bool = True,
+    skip_small_ints: bool = True,
+) -> Passage:
+    """Build a ``Passage`` with its quantities and cues read from ``text``."""
+    norm = unicodedata.normalize("NFC", text)
+    return Passage(
+        id=id,
+        text=norm,
+        date=date,
+        quantities=tuple(parse_quantities(norm, lang, skip_years=skip_years, skip_small_ints=skip_small_ints)),
+        cues=tuple(find_abolition_cues(norm)),
+    )
+
+
+# --------------------------------------------------------------------------- subject markers
+
+_SENT_END_RE = re.compile(r"[.!?;](?=\s)|\n")
+_TOKEN_RE = re.compile(r"\w+(?:[.\-]\w+)*")
+_INITIAL_CHARS = ".!?:;\n\"'“‘«•*-–—"
+_VERSION_RE = re.compile(r"[vV]\d+(?:\.\d+)*")
+_PERIOD_TOKEN_RE = re.compile(r"FY\d{2,4}|Q[1-4]|H[12]")
+_PERIOD_MARK_RES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(?<!\w)FY\s?'?(\d{4}|\d{2})(?!\w)"), "fy"),
+    (re.compile(r"(?:fiscal(?:\s+year)?|năm\s+tài\s+(?:chính|khóa|khoá)|tài\s+kh[óo]a)\s+(\d{4})(?!\w)",
+                re.IGNORECASE), "fy"),
+    (re.compile(r"(?<!\w)Q([1-4])(?!\w)"), "q"),
+    (re.compile(r"(?<!\w)(?:quý|quarter)\s+([1-4]|IV|I{1,3})(?!\w)", re.IGNORECASE), "q"),
+    (re.compile(r"(?<!\w)H([12])(?!\w)"), "h"),
+)
+_ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4"}
+
+# dimension -> canonical value -> synonyms (vi + en). Only terms that name a
+# subcategory; a difference inside one dimension means a different quantity.
+_CATEGORIES: dict[str, dict[str, tuple[str, ...]]] = {
+    "staff": {
+        "probation": ("thử việc", "probation", "probationary"),
+        "seasonal": ("thời vụ", "seasonal"),
+        "official": ("chính thức", "permanent", "regular"),
+        "part_time": ("bán thời gian", "part-time", "part time"),
+        "full_time": ("toàn thời gian", "full-time", "full time"),
+        "intern": ("thực tập sinh", "thực tập", "intern", "interns", "internship"),
+        "contractor": ("cộng tác viên", "contractor", "contractors", "freelancer", "freelancers"),
+    },
+    "customer": {
+        "individual": ("cá nhân", "individual", "individuals", "personal"),
+        "business": ("doanh nghiệp", "corporate", "business customers", "business clients"),
+    },
+    "scope": {
+        "domestic": ("trong nước", "nội địa", "domestic"),
+        "international": ("quốc tế", "nước ngoài", "international", "overseas", "foreign"),
+    },
+    "bound": {
+        "max": ("tối đa", "maximum", "max", "up to", "at most", "không quá"),
+        "min": ("tối thiểu", "minimum", "min", "at least", "ít nhất"),
+    },
+}
+_CATEGORY_RES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
+    (dim, value, re.compile(
+        r"(?<!\w)(?:" + "|".join(re.escape(s).replace(r"\ ", r"\s+") for s in syns) + r")(?![\w-])",
+        re.IGNORECASE,
+    ))
+    for dim, values in _CATEGORIES.items()
+    for value, syns in values.items()
+)
+
+_ACRONYMS = frozenset(
+    "USD VND VNĐ EUR API HR FY CEO CFO CTO COO ID PDF URL HTTP HTTPS REST JSON SLA KPI VAT "
+    "GDP IT AI OK AM PM GB MB KB TB RPM RPS FAQ NOTE TNHH CP JSC LLC INC LTD CORP".split()
+)
+_NAME_STOP = frozenset(
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
+    "saturday sunday tháng thứ chủ nhật ngày năm quý i".split()
+)
+_STOP = frozenset(
+    # Vietnamese function syllables
+    "là của và các những được bị có cho với trong tại từ đến tới lên xuống này đó kia theo về khi "
+    "thì mà sẽ đã đang phải một mỗi hàng hằng nên để như vào ra ở trên dưới hơn không cũng còn rằng "
+    "nhưng hoặc hay thêm nữa rồi vẫn chỉ lúc nay hiện sau trước bởi bằng qua vì nếu do nào gì "
+    # English function words
+    "the a an of to for in on at by is was are were be been being has have had it its this that "
+    "these those and or with as from up now per each every than which who will shall must may can "
+    "could would should our their your his her all any not no new after before into over under also "
+    "only then there here so such get gets got s".split()
+)
+
+
+@dataclass(frozen=True)
+class _Profile:
+    """What other passages check their subject markers against."""
+
+    lower_tokens: frozenset[str]
+    cased_tokens: frozenset[str]
+    periods: frozenset[str]
+    categories: frozenset[tuple[str, str]]
+
+
+def _periods(text: str) -> set[str]:
+    out = set()
+    for rx, prefix in _PERIOD_MARK_RES:
+        for m in rx.finditer(text):
+            v = m.group(1).lower()
+            v = _ROMAN.get(v, v)
+            if prefix == "fy" and len(v) == 2:
+                v = "20" + v
+            out.add(prefix + v)
+    return out
+
+
+def _categories(text: str) -> set[tuple[str, str]]:
+    return {(dim, value) for dim, value, rx in _CATEGORY_RES if rx.search(text)}
+
+
+def _profile(text: str) -> _Profile:
+    tokens = _TOKEN_RE.findall(text)
+    return _Profile(
+        lower_tokens=frozenset(t.lower() for t in tokens),
+        cased_tokens=frozenset(tokens),
+        periods=frozenset(_periods(text)),
+        categories=frozenset(_categories(text)),
+    )
+
+
+def _markers(segment: str) -> set[tuple[str, str]]:
+    """Subject markers in ``segment``: (kind, key) with kind in name/code/period/category:*."""
+    out: set[tuple[str, str]] = {("period", p) for p in _periods(segment)}
+    out |= {(f"category:{dim}", value) for dim, value in _categories(segment)}
+    for m in _TOKEN_RE.finditer(segment):
+        tok = m.group()
+        before = segment[:m.start()].rstrip()
+        initial = not before or before[-1] in _INITIAL_CHARS
+        has_digit = any(c.isdigit() for c in tok)
+        has_alpha = any(c.isalpha() for c in tok)
+        if _VERSION_RE.fullmatch(tok) or _PERIOD_TOKEN_RE.fullmatch(tok):
+            continue  # versions are the temporal signal, periods are handled above
+        if has_digit and has_alpha:
+            out.add(("code", tok))
+        elif tok.isalpha() and tok.isupper():
+            if (len(tok) == 1 and not initial and tok != "I") or (len(tok) > 1 and tok not in _ACRONYMS):
+                out.add(("code", tok))
+        elif has_alpha and tok[0].isupper() and not initial and tok.lower() not in _NAME_STOP:
+            out.add(("name", tok.lower()))
+    return out
+
+
+def _present(marker: tuple[str, str], other: _Profile) -> bool:
+    kind, key = marker
+    if kind == "name":
+        return key in other.lower_tokens
+    if kind == "code":
+        return key in other.cased_tokens
+    if kind == "period":
+        return key in other.periods
+    return (kind.removeprefix("category:"), key) in other.categories
+
+
+def _sentence_prefix(text: str, start: int) -> str:
+    ends = list(_SENT_END_RE.finditer(text, 0, start))
+    return text[ends[-1].end() if ends else 0:start]
+
+
+def _subjects_differ(
+    markers_a: set[tuple[str, str]], prof_a: _Profile,
+    markers_b: set[tuple[str, str]], prof_b: _Profile,
+) -> bool:
+    """True when each side names something of one kind the other never mentions."""
+    only_a = {kind for kind, key in markers_a if not _present((kind, key), prof_b)}
+    only_b = {kind for kind, key in markers_b if not _present((kind, key), prof_a)}
+    return bool(only_a & only_b)
+
+
+def _content_words(context: str) -> set[str]:
+    return {
+        t for t in (w.lower() for w in _TOKEN_RE.findall(context))
+        if len(t) >= 2 and any(c.isalpha() for c in t) and t not in _STOP
+    }
+
+
+def _same_value(qa: Quantity, qb: Quantity, rel_tol: float) -> bool:
+    tol = max(rel_tol * max(abs(qa.value), abs(qb.value)), qa.resolution, qb.resolution)
+    return abs(qa.value - qb.value) <= tol
+
+
+# --------------------------------------------------------------------------- detection
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """Per-passage view used by pair checks; built once per passage."""
+
+    profile: _Profile
+    markers: tuple[set[tuple[str, str]], ...]  # one per quantity
+    contexts: tuple[set[str], ...]  # one per quantity
+
+
+def _facts(p: Passage) -> _Facts:
+    text = unicodedata.normalize("NFC", p.text)
+    return _Facts(
+        profile=_profile(text),
+        markers=tuple(_markers(_sentence_prefix(text, q.span[0])) for q in p.quantities),
+        contexts=tuple(_content_words(q.context) for q in p.quantities),
+    )
+
+
+def _numeric_evidence(
+    pa: Passage, fa: _Facts, pb: Passage, fb: _Facts, *,
+    rel_tol: float, require_context_overlap: bool, subject_veto: bool,
+) -> tuple[str, ...]:
+    evidence: list[str] = []
+    for i, qa in enumerate(pa.quantities):
+        same_key_b = [(j, qb) for j, qb in enumerate(pb.quantities) if (qb.unit, qb.per) == (qa.unit, qa.per)]
+        if not same_key_b or any(_same_value(qa, qb, rel_tol) for _, qb in same_key_b):
+            continue  # nothing to compare, or agreement on this value
+        for j, qb in same_key_b:
+            if any(_same_value(qa2, qb, rel_tol) for qa2 in pa.quantities if (qa2.unit, qa2.per) == (qb.unit, qb.per)):
+                continue  # qb is agreed by another value of pa
+            if subject_veto and _subjects_differ(fa.markers[i], fa.profile, fb.markers[j], fb.profile):
+                continue
+            ca, cb = fa.contexts[i], fb.contexts[j]
+            if require_context_overlap and ca and cb and not (ca & cb):
+                continue
+            item = f"{qa.text} vs {qb.text}"
+            if item not in evidence:
+                evidence.append(item)
+    return tuple(evidence)
+
+
+def _check_similarity(similarity: ArrayLike, n: int) -> np.ndarray:
+    sim = np.asarray(similarity, dtype=float)
+    if sim.shape != (n, n):
+        raise ValueError(f"similarity must be {n}x{n} for {n} passages, got shape {sim.shape}")
+    if not np.all(np.isfinite(sim)):
+        raise ValueError("similarity contains NaN or infinite values")
+    if not np.allclose(sim, sim.T, atol=1e-6):
+        raise ValueError("similarity must be symmetric (cosine similarity matrix)")
+    return sim
+
+
+def _check_unique(ids: Sequence[str]) -> None:
+    seen: set[str] = set()
+    for i in ids:
+        if i in seen:
+            raise ValueError(f"duplicate passage id {i!r}")
+        seen.add(i)
+
+
+def detect_pairs(
+    passages: Sequence[Passage],
+    similarity: ArrayLike,
+    *,
+    sim_threshold: float = DEFAULT_SIM_THRESHOLD,
+    rel_tol: float = 1e-9,
+    require_context_overlap: bool = True,
+    subject_veto: bool = True,
+) -> list[ConflictPair]:
+    """Conflicting pairs among ``passages``, ordered by input position.
+
+    Only pairs with ``similarity[i, j] >= sim_threshold`` are examined. A pair
+    can yield a "numeric" and a "negation" conflict; the numeric one is listed
+    first. A negation conflict means one passage has an abolition cue and the
+    other has none. The numeric rule is in the module docstring.
+    """
+    if not -1.0 <= sim_threshold <= 1.0:
+        raise ValueError(f"sim_threshold must be in [-1, 1], got {sim_threshold!r}")
+    if rel_tol < 0:
+        raise ValueError(f"rel_tol must be >= 0, got {rel_tol!r}")
+    n = len(passages)
+    _check_unique([p.id for p in passages])
+    sim = _check_similarity(similarity, n)
+    facts: dict[int, _Facts] = {}
+    out: list[ConflictPair] = []
+    for i, j in np.argwhere(np.triu(sim >= sim_threshold, k=1)).tolist():
+        pa, pb = passages[i], passages[j]
+        s = float(sim[i, j])
+        if pa.quantities and pb.quantities:
+            fa = facts.setdefault(i, _facts(pa))
+            fb = facts.setdefault(j, _facts(pb))
+            evidence = _numeric_evidence(
+                pa, fa, pb, fb, rel_tol=rel_tol,
+                require_context_overlap=require_context_overlap, subject_veto=subject_veto,
+            )
+            if evidence:
+                out.append(ConflictPair(pa.id, pb.id, "numeric", evidence, s))
+        if bool(pa.cues) != bool(pb.cues):
+            phrases = tuple(dict.fromkeys(c.phrase for c in (pa.cues or pb.cues)))
+            out.append(ConflictPair(pa.id, pb.id, "negation", phrases, s))
+    for pair in out:
+        logger.debug("conflict %s %s<->%s sim=%.3f %s", pair.kind, pair.a, pair.b, pair.similarity, pair.evidence)
+    return out
+
+
+# --------------------------------------------------------------------------- graph + resolution
+
+
+def _ends(pair: ConflictPair | tuple[str, str]) -> tuple[str, str]:
+    return (pair.a, pair.b) if isinstance(pair, ConflictPair) else (pair[0], pair[1])
+
+
+def connected_components(
+    n_or_ids: int | Sequence[str],
+    pairs: Iterable[ConflictPair | tuple[str, str]],
+) -> list[list[str]]:
+    """All connected components, singletons included.
+
+    Iterative union-find, so chains of any length are safe. Components are
+    ordered by their first member; members keep input order. An int ``n``
+    stands for the ids "0".."n-1".
+    """
+    if isinstance(n_or_ids, int):
+        if n_or_ids < 0:
+            raise ValueError(f"n must be >= 0, got {n_or_ids!r}")
+        ids: list[str] = [str(i) for i in range(n_or_ids)]
+    else:
+        ids = list(n_or_ids)
+    _check_unique(ids)
+    index = {id_: k for k, id_ in enumerate(ids)}
+    parent = list(range(len(ids)))
+
+    def find(x: int) -> int:
+        root = x
+        while parent[root] != root:
+            root = parent[root]
+        while parent[x] != root:  # path compression
+            parent[x], x = root, parent[x]
+        return root
+
+    for pair in pairs:
+        a, b = _ends(pair)
+        for end in (a, b):
+            if end not in index:
+                raise ValueError(f"pair refers to unknown passage id {end!r}")
+        ra, rb = find(index[a]), find(index[b])
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    groups: dict[int, list[str]] = {}
+    for k, id_ in enumerate(ids):
+        groups.setdefault(find(k), []).append(id_)
+    return list(groups.values())
+
+
+def _date_key(d: dt.date) -> dt.datetime:
+    """Dates and datetimes compare on one axis; a bare date means midnight."""
+    return d if isinstance(d, dt.datetime) else dt.datetime.combine(d, dt.time.min)
+
+
+def _cluster(members: list[str], by_id: dict[str, Passage], pairs: tuple[ConflictPair, ...]) -> Cluster:
+    dates = [by_id[m].date for m in members]
+    if all(d is not None for d in dates):
+        keys = [_date_key(d) for d in dates if d is not None]
+        newest = max(keys)
+        if keys.count(newest) == 1:
+            return Cluster(tuple(members), "temporal", members[keys.index(newest)], pairs)
+    return Cluster(tuple(members), "unresolved", None, pairs)
+
+
+def resolve(
+    passages: Sequence[Passage],
+    pairs: Iterable[ConflictPair],
+    *,
+    resolve_conflicts: bool = True,
+) -> Resolution:
+    """Keep the newest passage of each conflict cluster. Keep all when that is unclear.
+
+    A cluster is resolved only when every member has a date and exactly one is
+    newest. Clusters without that keep all their members as "unresolved", and
+    passages in no conflict pass through. With ``resolve_conflicts=False``,
+    clusters are still reported, including the would-be winner, but nothing is
+    dropped.
+    """
+    ids = [p.id for p in passages]
+    _check_unique(ids)
+    by_id = {p.id: p for p in passages}
+    pair_list = list(pairs)
+    for pair in pair_list:
+        if pair.a == pair.b:
+            raise ValueError(f"pair joins passage {pair.a!r} to itself")
+    components = connected_components(ids, pair_list)
+    comp_of = {id_: k for k, comp in enumerate(components) for id_ in comp}
+    pairs_of: dict[int, list[ConflictPair]] = {}
+    for pair in pair_list:
+        pairs_of.setdefault(comp_of[pair.a], []).append(pair)
+    clusters = [
+        _cluster(comp, by_id, tuple(pairs_of[k]))
+        for k, comp in enumerate(components)
+        if k in pairs_of
+    ]
+    dropped: set[str] = set()
+    if resolve_conflicts:
+        for c in clusters:
+            if c.kind == "temporal":
+                dropped.update(m for m in c.ids if m != c.winner_id)
+    for c in clusters:
+        logger.debug("cluster %s kind=%s winner=%s", c.ids, c.kind, c.winner_id)
+    return Resolution(
+        kept_ids=tuple(i for i in ids if i not in dropped),
+        dropped_ids=tuple(i for i in ids if i in dropped),
+        clusters=tuple(clusters),
+    )
