@@ -234,9 +234,10 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
 
     def stream_chat(self, message: str, chat_history: list[ChatMessage] | None = None) -> StreamingAgentChatResponse:
         prepared = self._prepare_turn(message, chat_history)
+        parts = _primed(self._answer_llm.stream_chat(prepared.messages)) if prepared.messages else iter(())
         self._memory.put(ChatMessage(role=MessageRole.USER, content=message))
         response = StreamingAgentChatResponse(
-            chat_stream=self._stream(prepared), sources=[self._tool_output(prepared)],
+            chat_stream=self._stream(prepared, parts), sources=[self._tool_output(prepared)],
             source_nodes=self._source_nodes(prepared),
         )
         thread = Thread(target=response.write_response_to_history, args=(self._memory,), daemon=True)
@@ -246,9 +247,10 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
 
     async def astream_chat(self, message: str, chat_history: list[ChatMessage] | None = None) -> StreamingAgentChatResponse:
         prepared = await asyncio.to_thread(self._prepare_turn, message, chat_history)
+        parts = await _aprimed(await self._answer_llm.astream_chat(prepared.messages)) if prepared.messages else None
         await self._memory.aput(ChatMessage(role=MessageRole.USER, content=message))
         response = StreamingAgentChatResponse(
-            achat_stream=self._astream(prepared), sources=[self._tool_output(prepared)],
+            achat_stream=self._astream(prepared, parts), sources=[self._tool_output(prepared)],
             source_nodes=self._source_nodes(prepared),
         )
         response.awrite_response_to_history_task = asyncio.create_task(
@@ -258,14 +260,14 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
 
     # ------------------------------------------------------------------ streaming internals
 
-    def _stream(self, prepared: PreparedTurn) -> Generator[ChatResponse, None, None]:
+    def _stream(self, prepared: PreparedTurn, parts: Any) -> Generator[ChatResponse, None, None]:
         if prepared.messages is None:
             self._finish(prepared, None, None)
             yield _chunk(prepared.record.answer, prepared.record.answer)
             return
         answer = AnswerFilter(prepared.record.language, suffix=prepared.answer_suffix)
         t0 = time.perf_counter()
-        for part in self._answer_llm.stream_chat(prepared.messages):
+        for part in parts:
             shown = answer.feed(part.delta or "")
             if shown:
                 yield _chunk(answer.text, shown)
@@ -274,14 +276,14 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         if tail or not answer.text:
             yield _chunk(answer.text, tail)
 
-    async def _astream(self, prepared: PreparedTurn) -> AsyncGenerator[ChatResponse, None]:
+    async def _astream(self, prepared: PreparedTurn, parts: Any) -> AsyncGenerator[ChatResponse, None]:
         if prepared.messages is None:
             self._finish(prepared, None, None)
             yield _chunk(prepared.record.answer, prepared.record.answer)
             return
         answer = AnswerFilter(prepared.record.language, suffix=prepared.answer_suffix)
         t0 = time.perf_counter()
-        async for part in await self._answer_llm.astream_chat(prepared.messages):
+        async for part in parts:
             shown = answer.feed(part.delta or "")
             if shown:
                 yield _chunk(answer.text, shown)
@@ -305,6 +307,31 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         prepared.messages = None
         self._finish(prepared, None, None)
         return prepared.record
+
+
+def _primed(stream: Any) -> Any:
+    """Pull the first chunk now, so a connection or auth failure surfaces in the caller's thread
+    (as an exception the REPL can explain), not inside the history-writing thread."""
+    first = next(stream, None)
+
+    def chained() -> Generator[Any, None, None]:
+        if first is not None:
+            yield first
+        yield from stream
+
+    return chained()
+
+
+async def _aprimed(stream: Any) -> Any:
+    first = await anext(stream, None)
+
+    async def chained() -> AsyncGenerator[Any, None]:
+        if first is not None:
+            yield first
+        async for part in stream:
+            yield part
+
+    return chained()
 
 
 def _chunk(full: str, delta: str) -> ChatResponse:

@@ -1,0 +1,51 @@
+import pytest
+
+from app.config import load_settings
+from engines.errors import ConfigError
+
+
+def test_defaults_are_the_offline_embedded_stack(monkeypatch):
+    for key in list(__import__("os").environ):
+        if key.startswith("TURNRAG_"):
+            monkeypatch.delenv(key)
+    s = load_settings()
+    assert s.llm == "local" and s.embedding == "e5-small" and s.chroma_host is None
+    assert s.condense_window == 6 and s.num_queries == 1
+
+
+def test_env_and_toml_and_overrides_in_order(tmp_path, monkeypatch):
+    toml = tmp_path / "turnrag.toml"
+    toml.write_text('top_k = 7\ncandidate_k = 30\nllm = "fake"\n', encoding="utf-8")
+    monkeypatch.setenv("TURNRAG_CANDIDATE_K", "40")
+    s = load_settings(toml, top_k=9)
+    assert s.llm == "fake"  # from the file
+    assert s.candidate_k == 40  # env beats file
+    assert s.top_k == 9  # explicit beats both
+
+
+@pytest.mark.parametrize("overrides, named", [
+    ({"top_k": 0}, "TURNRAG_TOP_K"),
+    ({"embedding": "bert"}, "TURNRAG_EMBEDDING"),
+    ({"llm": "claude"}, "TURNRAG_LLM"),
+    ({"chunk_size": 100, "chunk_overlap": 200}, "chunk_overlap"),
+    ({"llm": "openai-like"}, "TURNRAG_LLM_API_BASE"),
+])
+def test_bad_values_name_the_setting(overrides, named):
+    with pytest.raises(ConfigError) as err:
+        load_settings(**overrides)
+    assert named in str(err.value)
+
+
+def test_bad_env_value_names_the_variable(monkeypatch):
+    monkeypatch.setenv("TURNRAG_TOP_K", "many")
+    with pytest.raises(ConfigError, match="TURNRAG_TOP_K"):
+        load_settings()
+
+
+def test_missing_or_broken_config_file(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_settings(tmp_path / "nope.toml")
+    broken = tmp_path / "broken.toml"
+    broken.write_text("top_k = [", encoding="utf-8")
+    with pytest.raises(ConfigError, match="broken.toml"):
+        load_settings(broken)

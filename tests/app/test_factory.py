@@ -1,0 +1,67 @@
+"""Swapping models is a config change; each kind builds the right LlamaIndex object."""
+
+import pytest
+from llama_index.core import Settings as LlamaSettings
+
+from app.config import load_settings
+from app.factory import build_models
+from engines.errors import ConfigError
+from engines.fakes import HashEmbedding, ScriptedLLM
+
+
+def test_fake_models(tmp_path):
+    models = build_models(load_settings(llm="fake", embedding="fake", index_dir=tmp_path))
+    assert isinstance(models.llm, ScriptedLLM) and isinstance(models.embed_model, HashEmbedding)
+    assert models.condense_llm is models.llm
+    assert LlamaSettings.llm is models.llm  # applied through LlamaIndex Settings too
+
+
+def test_openai_needs_a_key(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        build_models(load_settings(llm="openai", embedding="fake"))
+
+
+def test_openai_with_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    from llama_index.llms.openai import OpenAI
+
+    models = build_models(load_settings(llm="openai", llm_model="gpt-4o-mini", embedding="fake"))
+    assert isinstance(models.llm, OpenAI) and models.llm.model == "gpt-4o-mini"
+
+
+def test_openai_like_server():
+    from llama_index.llms.openai_like import OpenAILike
+
+    models = build_models(load_settings(llm="openai-like", llm_api_base="http://127.0.0.1:9/v1",
+                                        llm_model="qwen2.5", embedding="fake"))
+    assert isinstance(models.llm, OpenAILike)
+    assert models.llm.api_base == "http://127.0.0.1:9/v1" and models.llm.is_chat_model
+
+
+def test_separate_condense_llm():
+    from llama_index.llms.openai_like import OpenAILike
+
+    models = build_models(load_settings(llm="fake", condense_llm="openai-like", llm_api_base="http://127.0.0.1:9/v1",
+                                        condense_llm_model="small", embedding="fake"))
+    assert isinstance(models.llm, ScriptedLLM) and isinstance(models.condense_llm, OpenAILike)
+    assert models.condense_llm.model == "small"
+
+
+def test_local_llm_with_a_missing_gguf_path():
+    with pytest.raises(ConfigError, match="llm_model"):
+        build_models(load_settings(llm="local", llm_model="/nope/model.gguf", embedding="fake"))
+
+
+def test_local_llm_is_lazy():
+    from engines.local_llm import LlamaCppLLM
+
+    models = build_models(load_settings(llm="local", embedding="fake"))
+    assert isinstance(models.llm, LlamaCppLLM)  # built without loading 1 GB of weights
+
+
+def test_huggingface_path_that_does_not_exist():
+    from engines.errors import ModelUnavailable
+
+    with pytest.raises(ModelUnavailable, match="no model hub is reachable"):
+        build_models(load_settings(llm="fake", embedding="hf:/nope/model"))

@@ -1,0 +1,93 @@
+"""The REPL driven as a transcript through its stream parameters (piped mode: no prompts, no colour)."""
+
+import io
+import socket
+
+from app.chat import run
+from engines.fakes import ScriptedLLM
+from tests.conftest import DOCS
+
+
+def transcript(tmp_path, corpus, lines, *extra, hook=None, env=None):
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["--index", str(tmp_path / "index"), "--corpus", str(corpus), "--llm", "fake", "--embedding", "fake", *extra]
+    code = run(argv, stdin=io.StringIO("\n".join(lines) + "\n"), stdout=out, stderr=err, pipeline_hook=hook)
+    return code, out.getvalue(), err.getvalue()
+
+
+def scripted(*replies):
+    def hook(pipeline):
+        llm = ScriptedLLM(replies)
+        pipeline.models.llm = pipeline.models.condense_llm = llm
+        pipeline.settings.refusal_min_vector = 0.25
+    return hook
+
+
+def test_seed_conversation_transcript(tmp_path, corpus, monkeypatch):
+    monkeypatch.setenv("TURNRAG_LOG_DIR", str(tmp_path / "logs"))
+    hook = scripted(
+        "Nhân viên thử việc không có phép năm.",
+        "Nhân viên hợp đồng thời vụ được nghỉ phép năm bao nhiêu ngày?", "1 ngày phép mỗi tháng làm việc đủ.",
+        "Ngày phép của hợp đồng thời vụ có được cộng dồn không?", "Không được cộng dồn sang hợp đồng sau.",
+    )
+    code, out, err = transcript(tmp_path, corpus, [
+        "Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?",
+        "Còn hợp đồng thời vụ thì sao?",
+        "/debug",
+        "Cái đó có được cộng dồn không?",
+        "/quit",
+        "never read",
+    ], hook=hook)
+    assert code == 0
+    assert "ingesting" in err  # first run builds the index from the corpus
+    lines = out.splitlines()
+    assert lines[0] == "Nhân viên thử việc không có phép năm."
+    assert lines[1].startswith("Nguồn: [leave-probation]")
+    assert lines[2] == "1 ngày phép mỗi tháng làm việc đủ."
+    assert "debug on" in lines
+    assert "Không được cộng dồn sang hợp đồng sau." in lines
+    assert "Truy vấn: Ngày phép của hợp đồng thời vụ có được cộng dồn không?" in out
+    assert "never read" not in out and "\x1b[" not in out  # stopped at /quit; no colour codes when piped
+    log = (tmp_path / "logs" / "turns.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(log) == 3  # one record per turn
+
+
+def test_refusal_and_commands(tmp_path, corpus):
+    code, out, _ = transcript(tmp_path, corpus, ["Giá vàng SJC hôm nay?", "/sources", "/reset", "/record", "/help"],
+                              hook=scripted())
+    assert code == 0
+    assert out.startswith("Xin lỗi, tôi không tìm thấy thông tin này trong tài liệu.\nNguồn: (không có)\nNguồn: (không có)\n")
+    assert "Đã bắt đầu hội thoại mới." in out and "{}" in out and "/sources" in out
+
+
+def test_second_run_reuses_the_index(tmp_path, corpus):
+    transcript(tmp_path, corpus, ["/quit"], hook=scripted())
+    code, _, err = transcript(tmp_path, corpus, ["/quit"], hook=scripted())
+    assert code == 0 and "ingesting" not in err
+
+
+def test_unreachable_llm_server_gives_one_clear_message(tmp_path, corpus):
+    with socket.socket() as s:  # a port with nothing listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out, err = io.StringIO(), io.StringIO()
+    question = "Thẻ SKU-4471 có phí thường niên bao nhiêu?"
+    argv = ["--index", str(tmp_path / "index"), "--corpus", str(corpus), "--embedding", "fake", "--llm", "openai-like"]
+    import os
+    os.environ["TURNRAG_LLM_API_BASE"] = f"http://127.0.0.1:{port}/v1"
+    os.environ["TURNRAG_LLM_TIMEOUT_S"] = "5"
+    try:
+        code = run(argv, stdin=io.StringIO(question + "\n"), stdout=out, stderr=err,
+                   pipeline_hook=lambda p: setattr(p.settings, "refusal_min_vector", 0.0))
+    finally:
+        del os.environ["TURNRAG_LLM_API_BASE"], os.environ["TURNRAG_LLM_TIMEOUT_S"]
+    shown = out.getvalue()
+    assert code == 0
+    assert "error: the LLM server could not be reached" in shown and "TURNRAG_LLM_API_BASE" in shown
+    assert "Traceback" not in shown + err.getvalue()
+
+
+def test_bad_setting_exits_2_with_the_setting_named(tmp_path, corpus, monkeypatch):
+    monkeypatch.setenv("TURNRAG_TOP_K", "0")
+    code, out, err = transcript(tmp_path, corpus, [])
+    assert code == 2 and "TURNRAG_TOP_K" in err and "Traceback" not in err
