@@ -1,0 +1,73 @@
+"""Server mode: a real `chroma run` on 127.0.0.1, ingestion and retrieval through HttpClient."""
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from app.config import load_settings
+from app.factory import ingest_path, open_pipeline
+
+CHROMA = Path(sys.executable).parent / "chroma"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def chroma_server(tmp_path):
+    exe = str(CHROMA) if CHROMA.exists() else shutil.which("chroma")
+    if exe is None:
+        pytest.fail("the `chroma` command (from the chromadb package) is not installed")
+    port = _free_port()
+    log = (tmp_path / "chroma.log").open("w")
+    proc = subprocess.Popen([exe, "run", "--path", str(tmp_path / "server-data"), "--host", "127.0.0.1",
+                             "--port", str(port)], stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                break
+        except OSError:
+            if proc.poll() is not None:
+                pytest.fail(f"chroma run exited: {(tmp_path / 'chroma.log').read_text()}")
+            time.sleep(0.2)
+    yield port
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@pytest.mark.server
+def test_retrieval_through_a_chroma_server(tmp_path, corpus, chroma_server):
+    settings = load_settings(index_dir=tmp_path / "index", chroma_host="127.0.0.1", chroma_port=chroma_server,
+                             embedding="fake", llm="fake", log_dir=None, top_k=3, candidate_k=10, conflicts=False)
+    report = ingest_path(settings, corpus)
+    assert report.total_chunks == 7
+    assert not (tmp_path / "index" / "chroma").exists()  # vectors live in the server, not embedded
+    pipeline = open_pipeline(settings)
+    assert type(pipeline.collection._client).__name__ != "PersistentClient"
+    results = pipeline.retriever().retrieve("Thẻ SKU-4417 có phí thường niên bao nhiêu?")
+    assert results[0].node.metadata["doc_id"] == "card-sku-4417"
+    assert "vector" in results[0].raw_scores
+    assert not ingest_path(settings, corpus).changed  # idempotent against the server too
+
+
+@pytest.mark.server
+def test_unreachable_server_is_explained(tmp_path, corpus):
+    from engines.errors import IndexUnavailable
+
+    settings = load_settings(index_dir=tmp_path / "index", chroma_host="127.0.0.1", chroma_port=_free_port(),
+                             embedding="fake", llm="fake", log_dir=None)
+    with pytest.raises(IndexUnavailable, match="chroma run"):
+        ingest_path(settings, corpus)
