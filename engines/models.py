@@ -82,7 +82,7 @@ def build_llm(kind: str, *, model: str | None = None, api_base: str | None = Non
                 raise ConfigError(f"setting '{setting}_model': {model} is not a .gguf file.")
             kwargs["model_path"] = model
         if cache_dir:
-            kwargs["cache_dir"] = cache_dir
+            kwargs["cache_dir"] = str(cache_dir)
         return LlamaCppLLM(**kwargs)
     if kind == "openai":
         key = api_key or os.environ.get("OPENAI_API_KEY")

@@ -1,0 +1,140 @@
+"""ConflictReport: what the conflict check found and did, in a form people and programs read."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from llama_index.core.schema import NodeWithScore
+
+from engines.conflicts.graph import Resolution
+
+TEXT = {
+    "vi": {
+        "dropped": "Đã bỏ qua {old} ({old_date}) vì mâu thuẫn với {new} ({new_date}) mới hơn: {evidence}.",
+        "unresolved": "⚠ Các nguồn không thống nhất: {docs} ({evidence}). Hãy kiểm tra lại với bộ phận phụ trách.",
+        "detected": "Phát hiện mâu thuẫn giữa {docs} ({evidence}); chưa xử lý (resolve_conflicts=False).",
+    },
+    "en": {
+        "dropped": "Set aside {old} ({old_date}): it conflicts with the newer {new} ({new_date}): {evidence}.",
+        "unresolved": "⚠ The sources disagree: {docs} ({evidence}). Please check with the document owner.",
+        "detected": "Conflict detected between {docs} ({evidence}); not resolved (resolve_conflicts=False).",
+    },
+}
+
+
+@dataclass
+class PassageRef:
+    node_id: str
+    doc_id: str
+    title: str
+    date: str
+
+
+@dataclass
+class PairReport:
+    a: PassageRef
+    b: PassageRef
+    kind: str
+    evidence: list[str]
+    similarity: float
+
+
+@dataclass
+class ClusterReport:
+    members: list[PassageRef]
+    resolution: str  # temporal | unresolved | detected_only
+    winner: PassageRef | None
+    dropped: list[PassageRef]
+    pairs: list[PairReport]
+
+
+@dataclass
+class ConflictReport:
+    checked: int = 0
+    pairs: list[PairReport] = field(default_factory=list)
+    clusters: list[ClusterReport] = field(default_factory=list)
+    kept: list[PassageRef] = field(default_factory=list)
+    dropped: list[PassageRef] = field(default_factory=list)
+    llm_calls: int = 0
+    elapsed_ms: float = 0.0
+
+    @property
+    def unresolved(self) -> list[ClusterReport]:
+        return [c for c in self.clusters if c.resolution == "unresolved"]
+
+    def notes(self, language: str) -> list[str]:
+        """One line per cluster for the user, in the question's language."""
+        text = TEXT.get(language, TEXT["en"])
+        lines = []
+        for cluster in self.clusters:
+            evidence = "; ".join(dict.fromkeys(e for p in cluster.pairs for e in p.evidence))
+            docs = " vs ".join(f"[{m.doc_id}]" for m in cluster.members)
+            if cluster.resolution == "temporal" and cluster.winner:
+                for old in cluster.dropped:
+                    lines.append(text["dropped"].format(old=f"[{old.doc_id}]", old_date=old.date or "?",
+                                                        new=f"[{cluster.winner.doc_id}]", new_date=cluster.winner.date,
+                                                        evidence=evidence))
+            elif cluster.resolution == "unresolved":
+                lines.append(text["unresolved"].format(docs=docs, evidence=evidence))
+            else:
+                lines.append(text["detected"].format(docs=docs, evidence=evidence))
+        return lines
+
+    def prompt_notes(self) -> list[str]:
+        """What the answer model must know: unresolved disagreements are stated, not hidden."""
+        out = []
+        for cluster in self.unresolved:
+            evidence = "; ".join(dict.fromkeys(e for p in cluster.pairs for e in p.evidence))
+            docs = ", ".join(m.doc_id for m in cluster.members)
+            out.append(f"The sources {docs} disagree ({evidence}). State both values and say the sources disagree.")
+        return out
+
+    def answer_suffix(self, language: str) -> str:
+        """Appended to the answer so an unresolved disagreement is never silently dropped by the model."""
+        lines = [line for line in self.notes(language) if line.startswith("⚠")]
+        return ("\n" + "\n".join(lines)) if lines else ""
+
+    def to_dict(self, language: str = "en") -> dict[str, Any]:
+        data = asdict(self)
+        notes = self.notes(language)
+        data["notes"] = notes
+        data["summary"] = " ".join(notes)
+        data["n_conflicts"] = len(self.pairs)
+        return data
+
+
+def build_report(nodes: list[NodeWithScore], resolution: Resolution, *, llm_calls: int = 0,
+                 elapsed_ms: float = 0.0) -> ConflictReport:
+    refs = {n.node.node_id: _ref(n) for n in nodes}
+    pairs = {}
+    all_pairs = []
+    for cluster in resolution.clusters:
+        for p in cluster.pairs:
+            pair = PairReport(refs[p.a], refs[p.b], p.kind, list(p.evidence), round(float(p.similarity), 4))
+            pairs[(p.a, p.b, p.kind)] = pair
+            all_pairs.append(pair)
+    dropped_ids = set(resolution.dropped_ids)
+    clusters = []
+    for cluster in resolution.clusters:
+        resolution_kind = cluster.kind
+        if cluster.kind == "temporal" and not any(i in dropped_ids for i in cluster.ids):
+            resolution_kind = "detected_only"
+        clusters.append(ClusterReport(
+            members=[refs[i] for i in cluster.ids],
+            resolution=resolution_kind,
+            winner=refs.get(cluster.winner_id) if cluster.winner_id else None,
+            dropped=[refs[i] for i in cluster.ids if i in dropped_ids],
+            pairs=[pairs[(p.a, p.b, p.kind)] for p in cluster.pairs],
+        ))
+    return ConflictReport(
+        checked=len(nodes), pairs=all_pairs, clusters=clusters,
+        kept=[refs[i] for i in resolution.kept_ids], dropped=[refs[i] for i in resolution.dropped_ids],
+        llm_calls=llm_calls, elapsed_ms=round(elapsed_ms, 3),
+    )
+
+
+def _ref(nws: NodeWithScore) -> PassageRef:
+    meta = nws.node.metadata
+    return PassageRef(node_id=nws.node.node_id, doc_id=str(meta.get("doc_id", nws.node.node_id)),
+                      title=str(meta.get("title", "")), date=str(meta.get("date", "")))
