@@ -187,7 +187,7 @@ _CATEGORIES: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "bound": {
         "max": ("tối đa", "maximum", "max", "up to", "at most", "không quá"),
-        "min": ("tối thiểu", "minimum", "min", "at least", "ít nhất"),
+        "min": ("tối thiểu", "minimum", "at least", "ít nhất"),  # not "min": minutes
     },
 }
 _CATEGORY_RES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(

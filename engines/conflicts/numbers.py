@@ -64,7 +64,7 @@ _BLOCKED_RES = tuple(
         r"(?<!\w)\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}(?![\w/.-]?\d)",  # 15/11/2023, 15.11.2023
         r"(?<!\w)\d{4}[/.-]\d{1,2}[/.-]\d{1,2}(?!\d)",  # 2023-11-15
         r"(?<!\w)\d{1,2}/\d{4}(?!\d)",  # 11/2023
-        r"(?<!\w)\d+(?:/[0-9A-ZĐ][\w-]*)+",  # 05/TD, 145/2020/NĐ-CP, 24/7, 3/4
+        r"(?<!\w)\d+(?:/(?-i:[0-9A-ZĐ])[\w-]*)+",  # 05/TD, 145/2020/NĐ-CP, 24/7, 3/4; not 100/phút
         r"ngày\s+\d{1,2}\s+tháng\s+\d{1,2}(?:\s*(?:năm|,)\s*\d{4})?",
         r"tháng\s+\d{1,2}\s*(?:năm|/|-|,)\s*\d{4}",
         r"(?<!\w)(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?"
@@ -146,6 +146,9 @@ _UNIT_TABLE: tuple[tuple[str, str, float, str | None, bool], ...] = (
     (r"người\s+dùng|users?", "user", 1.0, None, False),
     (r"người|nhân\s+viên|people|persons?|employees?", "person", 1.0, None, False),
     (r"lần|times", "times", 1.0, None, False),
+    (r"m2|m²", "m2", 1.0, None, False),
+    (r"km", "km", 1.0, None, False),
+    (r"kg", "kg", 1.0, None, False),
     (r"kb", "byte", 1e3, None, False),
     (r"mb", "byte", 1e6, None, False),
     (r"gb", "byte", 1e9, None, False),
@@ -385,7 +388,44 @@ class _Read:
     bare_int: bool  # no unit, scale, period or separators: a candidate year or small int
 
 
+@dataclass(frozen=True)
+class _Suffix:
+    """What follows a number: scale word, unit and period."""
+
+    scale: float
+    letter_scale: bool  # "5B", "4.2M": in "tầng 2B" the letter is part of a name
+    unit: str
+    mult: float
+    per: str | None
+    end: int
+
+
+def _suffix(text: str, end: int, currency: str, dollar: bool) -> _Suffix | None:
+    """Read "triệu USD/năm", "M", "requests per minute"... after a number; None for codes."""
+    scale, pos = _match_scale(text, end, dollar)
+    letter_scale = pos - end == 1
+    unit, mult, per = currency, 1.0, None
+    hit = _match_unit(text, pos)
+    if hit is None and pos == end and text[end:end + 1] == "-" and text[end + 1:end + 2].isalpha():
+        hit = _match_unit(text, end + 1)  # "25-year", "3-day"
+        if hit is None:
+            return None  # "4471-A"
+    if hit is not None:
+        found, found_mult, found_per, found_pos = hit
+        # A currency prefix already names the unit; another word after it stays context.
+        if not unit or found == unit or found in _CURRENCIES:
+            if not unit:
+                unit, mult, per = found, found_mult, found_per
+            pos = found_pos
+    if pos == end and text[end:end + 1].isalpha():
+        return None  # "4471A", "3G", "2nd"
+    if per is None:
+        per, pos = _match_per(text, pos, unit)
+    return _Suffix(scale, letter_scale, unit, mult, per, pos)
+
+
 def _read(text: str, m: re.Match[str], convention: Lang, floor: int, n_words: int) -> _Read | None:
+    """The claim starting at number ``m``, or None when it is a reference, code or date."""
     start, end = m.span()
     raw = m.group()
     clock = _clock(text, start)
@@ -396,57 +436,36 @@ def _read(text: str, m: re.Match[str], convention: Lang, floor: int, n_words: in
         return _Read(q, False)
 
     cur = _CURRENCY_BEFORE_RE.search(text[max(0, start - 5):start])
-    unit, mult, per = "", 1.0, None
-    q_start = start
-    if cur:
-        unit = _CURRENCY_CODES[(cur.group("code") or cur.group("sym")).lower()]
-        q_start = start - len(cur.group())
-    scale, pos = _match_scale(text, end, dollar=bool(cur and cur.group("sym")))
-    hit = _match_unit(text, pos)
-    if hit is None and pos == end and text[end:end + 1] == "-" and text[end + 1:end + 2].isalpha():
-        hit = _match_unit(text, end + 1)  # "25-year", "3-day"
-        if hit is None:
-            return None  # "4471-A": a code
-    if hit is not None:
-        found, found_mult, found_per, found_pos = hit
-        if not unit or found == unit or found in _CURRENCIES:
-            if not unit:
-                unit, mult, per = found, found_mult, found_per
-            pos = found_pos
-        # else: a currency prefix already names the unit; the word stays context
-    if pos == end and text[end:end + 1].isalpha():
-        return None  # "4471A", "3G", "2nd": a code, not a claim
-    if per is None:
-        per, pos = _match_per(text, pos, unit)
+    currency = _CURRENCY_CODES[(cur.group("code") or cur.group("sym")).lower()] if cur else ""
+    q_start = start - len(cur.group()) if cur else start
+    sfx = _suffix(text, end, currency, dollar=bool(cur and cur.group("sym")))
+    if sfx is None:
+        return None
+    per = sfx.per
     if per is None:
         pm = _PER_BEFORE_RE.search(text[max(0, q_start - 24):q_start])
-        if pm:
-            per = _named_period(pm)
-
-    if not unit and scale == 1.0 and _is_labelled(text, start):
-        return None  # "Điều 4.2", "section 3", "§ 12"
-    parsed = _number_value(raw, convention, thousands_bias=(unit == "VND" and scale == 1.0))
+        per = _named_period(pm) if pm else None  # "mỗi tuần 3 ngày"
+    unscaled = sfx.scale == 1.0
+    if not sfx.unit and (unscaled or sfx.letter_scale) and _is_labelled(text, start):
+        return None  # "Điều 4.2", "section 3", "§ 12", "tầng 2B"
+    date_word = _DATE_WORD_BEFORE_RE.search(text[max(0, start - 12):start])
+    if date_word and not sfx.unit and unscaled and raw.isdigit():
+        if 1 <= int(raw) <= (31 if date_word.group(1).lower() == "ngày" else 12):
+            return None  # "ngày 15 hàng tháng", "tháng 6": a date, not a count
+    parsed = _number_value(raw, convention, thousands_bias=(sfx.unit == "VND" and unscaled))
     if parsed is None:
         return None
     number, decimals = parsed
-    value = number * scale * mult
-    bare = not unit and scale == 1.0 and per is None and raw.isdigit()
-    before = text[max(0, start - 12):start]
-    date_word = _DATE_WORD_BEFORE_RE.search(before)
-    if date_word and not unit and scale == 1.0:
-        limit = 31 if date_word.group(1).lower() == "ngày" else 12
-        if raw.isdigit() and 1 <= int(raw) <= limit:
-            return None  # "ngày 15", "tháng 6": a date, not a count
     q = Quantity(
-        value=value,
-        unit=unit,
+        value=number * sfx.scale * sfx.mult,
+        unit=sfx.unit,
         per=per,
-        span=(q_start, pos),
-        text=text[q_start:pos],
+        span=(q_start, sfx.end),
+        text=text[q_start:sfx.end],
         context=_context(text, floor, q_start, n_words),
-        resolution=0.5 * (10.0 ** -decimals) * scale * mult,
+        resolution=0.5 * (10.0 ** -decimals) * sfx.scale * sfx.mult,
     )
-    return _Read(q, bare)
+    return _Read(q, bare_int=not sfx.unit and unscaled and per is None and raw.isdigit())
 
 
 def _is_year(r: _Read) -> bool:

@@ -1,0 +1,98 @@
+"""`python -m evals.calibrate DATASET.jsonl --corpus PATH`: choose the refusal threshold from data.
+
+For every row, retrieve with the row's reference rewrite (or the question on turn 1) and take
+the best raw cosine before fusion. Answerable rows should clear the threshold, unanswerable ones
+should not. Prints refusal rate on unanswerable rows beside false-refusal rate on answerable rows
+for a sweep of thresholds and recommends the one with the best balanced accuracy among those
+whose false-refusal rate stays within ``--max-false-refusal``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from app.config import load_settings
+from app.console import print_error
+from app.factory import build_models, ingest_path, open_pipeline
+from app.logging_setup import configure_logging
+from engines.errors import TurnragError
+
+
+@dataclass(frozen=True)
+class ThresholdPoint:
+    threshold: float
+    refusal_rate: float  # on unanswerable rows (higher is better)
+    false_refusal_rate: float  # on answerable rows (lower is better)
+
+    @property
+    def balanced_accuracy(self) -> float:
+        return (self.refusal_rate + 1.0 - self.false_refusal_rate) / 2
+
+
+def sweep(answerable: list[float], unanswerable: list[float], thresholds: list[float]) -> list[ThresholdPoint]:
+    """Refusal/false-refusal at each threshold (refuse when best score < threshold)."""
+    ans, una = np.asarray(answerable), np.asarray(unanswerable)
+    return [ThresholdPoint(float(t), float((una < t).mean()) if len(una) else 0.0,
+                           float((ans < t).mean()) if len(ans) else 0.0) for t in thresholds]
+
+
+def recommend(points: list[ThresholdPoint], max_false_refusal: float) -> ThresholdPoint:
+    allowed = [p for p in points if p.false_refusal_rate <= max_false_refusal] or points
+    return max(allowed, key=lambda p: (p.balanced_accuracy, -p.false_refusal_rate))
+
+
+def best_scores(pipeline, rows: list[dict]) -> tuple[list[float], list[float]]:
+    retriever = pipeline.retriever()
+    answerable, unanswerable = [], []
+    for row in rows:
+        query = row.get("rewrite") or row["question"]
+        best = max((n.raw_scores.get("vector", -1.0) for n in retriever.retrieve(query)), default=-1.0)
+        (unanswerable if row["type"] == "unanswerable" else answerable).append(best)
+    return answerable, unanswerable
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m evals.calibrate", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dataset", type=Path)
+    parser.add_argument("--corpus", type=Path, required=True)
+    parser.add_argument("--index", type=Path)
+    parser.add_argument("--embedding")
+    parser.add_argument("--max-false-refusal", type=float, default=0.05)
+    parser.add_argument("--out", type=Path, help="write the sweep as JSON here")
+    args = parser.parse_args(argv)
+    configure_logging()
+    try:
+        settings = load_settings(index_dir=args.index, embedding=args.embedding, llm="fake", log_dir=None, conflicts=False)
+        ingest_path(settings, args.corpus)
+        pipeline = open_pipeline(settings, build_models(settings))
+        rows = [json.loads(line) for line in args.dataset.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except TurnragError as exc:
+        from rich.console import Console
+        print_error(Console(stderr=True), exc)
+        return 2
+    answerable, unanswerable = best_scores(pipeline, rows)
+    thresholds = [round(t, 3) for t in np.arange(0.50, 0.95, 0.01)]
+    points = sweep(answerable, unanswerable, thresholds)
+    best = recommend(points, args.max_false_refusal)
+    print(f"{len(answerable)} answerable, {len(unanswerable)} unanswerable rows; embedding {settings.embedding}")
+    print(f"best cosine  answerable p5={np.percentile(answerable, 5):.3f} min={min(answerable):.3f} | "
+          f"unanswerable max={max(unanswerable, default=float('nan')):.3f} median={np.median(unanswerable):.3f}")
+    print("threshold  refusal(unanswerable)  false_refusal(answerable)")
+    for p in points:
+        mark = "  <- recommended" if p == best else ""
+        print(f"{p.threshold:9.2f}  {p.refusal_rate:21.2f}  {p.false_refusal_rate:25.2f}{mark}")
+    if args.out:
+        args.out.write_text(json.dumps({"answerable": answerable, "unanswerable": unanswerable,
+                                        "recommended": best.threshold}, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
