@@ -1,0 +1,95 @@
+"""The LlamaIndex adapter: stored vectors reused, new node objects, reports in both languages."""
+
+import copy
+
+import pytest
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+
+from engines.conflicts.postprocessor import ConflictPostprocessor
+from engines.fakes import HashEmbedding
+from engines.fusion import FusedNode
+
+
+def node(node_id, text, date, embedding, doc_id=None):
+    meta = {"doc_id": doc_id or node_id, "title": node_id, "date": date}
+    return FusedNode(node=TextNode(id_=node_id, text=text, metadata=meta, embedding=embedding), score=0.03,
+                     raw_scores={"vector": 0.9})
+
+
+def seed_nodes():
+    return [
+        node("api-v1", "The public API rate limit is 100 requests per minute.", "2022-03-01", [1.0, 0.10, 0.0]),
+        node("rw-06", "Nhân viên làm việc tại văn phòng tối thiểu 3 ngày/tuần.", "2023-06-01", [0.0, 1.0, 0.10]),
+        node("api-v2", "The public API rate limit is 500 requests per minute.", "2023-09-01", [1.0, 0.12, 0.0]),
+        node("rw-11", "Quy định làm việc tại văn phòng 3 ngày/tuần không còn áp dụng; nhân viên được làm việc "
+                      "từ xa hoàn toàn.", "2023-11-15", [0.0, 1.0, 0.12]),
+        node("card", "Thẻ SKU-4471 có phí thường niên 200.000 đồng.", "2024-01-01", [0.0, 0.0, 1.0]),
+    ]
+
+
+class NoEmbedding(HashEmbedding):
+    def _get_text_embeddings(self, texts):
+        raise AssertionError("stored vectors must be reused")
+
+
+def test_two_clusters_resolved_independently_with_stored_vectors():
+    nodes = seed_nodes()
+    before = copy.deepcopy(nodes)
+    outcome = ConflictPostprocessor(embed_model=NoEmbedding()).postprocess_with_report(nodes, QueryBundle("q"), "vi")
+    assert [n.node.node_id for n in outcome.nodes] == ["api-v2", "rw-11", "card"]
+    assert all(a is not b for a in outcome.nodes for b in nodes)  # new objects
+    assert outcome.nodes[0].raw_scores == {"vector": 0.9}  # fused scores survive the copy
+    assert [n.model_dump() for n in nodes] == [n.model_dump() for n in before]  # inputs untouched
+    report = outcome.report
+    assert {d["doc_id"] for d in report["dropped"]} == {"api-v1", "rw-06"}
+    assert sorted(p["kind"] for p in report["pairs"]) == ["negation", "numeric"]
+    assert "Đã bỏ qua [api-v1] (2022-03-01)" in report["summary"] and "[api-v2] (2023-09-01)" in report["summary"]
+    assert outcome.answer_suffix == ""  # resolved by date: nothing to warn about in the answer
+
+
+def test_missing_vectors_are_embedded_in_one_batch():
+    calls = []
+
+    class Counting(HashEmbedding):
+        def _get_text_embeddings(self, texts):
+            calls.append(len(texts))
+            return [self._vector(t) for t in texts]
+
+    nodes = [NodeWithScore(node=TextNode(id_=n.node.node_id, text=n.node.text, metadata=n.node.metadata), score=1.0)
+             for n in seed_nodes()]
+    ConflictPostprocessor(embed_model=Counting(), similarity_threshold=0.0).postprocess_with_report(nodes, None, "en")
+    assert calls == [5]
+
+
+def test_same_date_is_unresolved_and_the_answer_says_so():
+    nodes = seed_nodes()[:3]
+    nodes[2].node.metadata["date"] = "2022-03-01"
+    outcome = ConflictPostprocessor().postprocess_with_report(nodes, QueryBundle("rate limit"), "en")
+    assert {n.node.node_id for n in outcome.nodes} == {"api-v1", "rw-06", "api-v2"}
+    assert "The sources disagree" in outcome.answer_suffix and "100 requests per minute" in outcome.answer_suffix
+    assert outcome.prompt_notes and "State both values" in outcome.prompt_notes[0]
+
+
+def test_detect_only_mode_keeps_everything():
+    outcome = ConflictPostprocessor(resolve_conflicts=False).postprocess_with_report(seed_nodes(), None, "en")
+    assert len(outcome.nodes) == 5 and outcome.report["n_conflicts"] == 2 and outcome.report["dropped"] == []
+    assert "not resolved" in outcome.report["summary"]
+
+
+def test_chunks_of_one_document_never_conflict():
+    a = node("rw#0", "Trước đây làm việc tại văn phòng 3 ngày/tuần.", "2023-11-15", [1.0, 0.0], doc_id="rw")
+    b = node("rw#1", "Quy định 3 ngày/tuần không còn áp dụng.", "2023-11-15", [1.0, 0.01], doc_id="rw")
+    outcome = ConflictPostprocessor().postprocess_with_report([a, b], None, "vi")
+    assert len(outcome.nodes) == 2 and outcome.report["n_conflicts"] == 0
+
+
+def test_below_the_similarity_gate_nothing_fires():
+    nodes = seed_nodes()
+    nodes[2] = node("api-v2", nodes[2].node.text, "2023-09-01", [0.0, 0.0, 1.0])
+    outcome = ConflictPostprocessor().postprocess_with_report(nodes[:3], None, "en")
+    assert outcome.report["n_conflicts"] == 0
+
+
+def test_plain_postprocess_interface():
+    kept = ConflictPostprocessor().postprocess_nodes(seed_nodes(), query_bundle=QueryBundle("giới hạn API?"))
+    assert [n.node.node_id for n in kept] == ["api-v2", "rw-11", "card"]
