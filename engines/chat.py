@@ -61,6 +61,8 @@ class PreparedTurn:
     messages: list[ChatMessage] | None  # None: refused before answering
     answer_suffix: str = ""
     started: float = 0.0
+    answer_started: float | None = None
+    first_token_ms: float | None = None
 
 
 class ConversationalRAGEngine(CondenseQuestionChatEngine):
@@ -200,6 +202,8 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
                 record.sources = []
         if synth_ms is not None:
             record.timings_ms["answer"] = synth_ms
+        if prepared.first_token_ms is not None:
+            record.timings_ms["answer_first_token"] = prepared.first_token_ms
         record.timings_ms["total"] = _ms(prepared.started)
         self.records.append(record)
         if self._record_log:
@@ -234,7 +238,11 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
 
     def stream_chat(self, message: str, chat_history: list[ChatMessage] | None = None) -> StreamingAgentChatResponse:
         prepared = self._prepare_turn(message, chat_history)
-        parts = _primed(self._answer_llm.stream_chat(prepared.messages)) if prepared.messages else iter(())
+        parts = iter(())
+        if prepared.messages:
+            prepared.answer_started = time.perf_counter()
+            parts = _primed(self._answer_llm.stream_chat(prepared.messages))
+            prepared.first_token_ms = _ms(prepared.answer_started)
         self._memory.put(ChatMessage(role=MessageRole.USER, content=message))
         response = StreamingAgentChatResponse(
             chat_stream=self._stream(prepared, parts), sources=[self._tool_output(prepared)],
@@ -247,7 +255,11 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
 
     async def astream_chat(self, message: str, chat_history: list[ChatMessage] | None = None) -> StreamingAgentChatResponse:
         prepared = await asyncio.to_thread(self._prepare_turn, message, chat_history)
-        parts = await _aprimed(await self._answer_llm.astream_chat(prepared.messages)) if prepared.messages else None
+        parts = None
+        if prepared.messages:
+            prepared.answer_started = time.perf_counter()
+            parts = await _aprimed(await self._answer_llm.astream_chat(prepared.messages))
+            prepared.first_token_ms = _ms(prepared.answer_started)
         await self._memory.aput(ChatMessage(role=MessageRole.USER, content=message))
         response = StreamingAgentChatResponse(
             achat_stream=self._astream(prepared, parts), sources=[self._tool_output(prepared)],
@@ -266,7 +278,7 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
             yield _chunk(prepared.record.answer, prepared.record.answer)
             return
         answer = AnswerFilter(prepared.record.language, suffix=prepared.answer_suffix)
-        t0 = time.perf_counter()
+        t0 = prepared.answer_started or time.perf_counter()
         for part in parts:
             shown = answer.feed(part.delta or "")
             if shown:
@@ -282,7 +294,7 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
             yield _chunk(prepared.record.answer, prepared.record.answer)
             return
         answer = AnswerFilter(prepared.record.language, suffix=prepared.answer_suffix)
-        t0 = time.perf_counter()
+        t0 = prepared.answer_started or time.perf_counter()
         async for part in parts:
             shown = answer.feed(part.delta or "")
             if shown:

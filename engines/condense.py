@@ -61,6 +61,9 @@ _QUESTION_WORDS = re.compile(
     r"liệu|hay|what|how|which|who|whom|when|where|why|is|are|was|were|does|do|did|can|could|"
     r"should|will|would|may|list|explain|describe|compare)(?!\w)"
 )
+#: Anaphora that must not survive a rewrite (a narrower list than _DEPENDENT_MARKERS).
+_STILL_VAGUE = re.compile(r"(?iu)(?<!\w)(cái đó|cái này|cái kia|điều đó|việc đó|loại đó|gói đó|khoản đó|thì sao|"
+                          r"it|that one|this one|the other)(?!\w)")
 _LABELS = re.compile(r"(?iu)^\s*(standalone question|câu hỏi độc lập|câu hỏi|question|rewritten question|query)\s*[:：]\s*")
 
 
@@ -124,6 +127,9 @@ def guard(question: str, output: str, history: list[ChatMessage]) -> CondenseDec
         return CondenseDecision(fallback_query(question, history), "answered")
     if len(content_words(cleaned)) > 3 * len(content_words(question)) + 25:
         return CondenseDecision(fallback_query(question, history), "too_long")
+    if _STILL_VAGUE.search(cleaned):
+        # e.g. "Cái đó có hợp đồng thời vụ không?": the pronoun survived, so the subject is still missing.
+        return CondenseDecision(fallback_query(cleaned, history), "still_dependent")
     return CondenseDecision(cleaned)
 
 

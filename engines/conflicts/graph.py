@@ -334,16 +334,20 @@ def _facts(p: Passage) -> _Facts:
     return _Facts(
         profile=_profile(text),
         markers=tuple(_markers(_sentence_prefix(text, q.span[0])) for q in p.quantities),
-        contexts=tuple(_content_words(q.context) for q in p.quantities),
+        contexts=tuple(_content_words(q.context) | _content_words(_sentence_prefix(text, q.span[0]))
+                       for q in p.quantities),
     )
 
 
 def _numeric_evidence(
     pa: Passage, fa: _Facts, pb: Passage, fb: _Facts, *,
     rel_tol: float, require_context_overlap: bool, subject_veto: bool,
+    min_context_overlap: float = 0.5, require_unit: bool = True,
 ) -> tuple[str, ...]:
     evidence: list[str] = []
     for i, qa in enumerate(pa.quantities):
+        if require_unit and not qa.unit:
+            continue  # a bare number ("2.1", "70") is a clause label or a table cell far more often than a claim
         same_key_b = [(j, qb) for j, qb in enumerate(pb.quantities) if (qb.unit, qb.per) == (qa.unit, qa.per)]
         if not same_key_b or any(_same_value(qa, qb, rel_tol) for _, qb in same_key_b):
             continue  # nothing to compare, or agreement on this value
@@ -353,8 +357,8 @@ def _numeric_evidence(
             if subject_veto and _subjects_differ(fa.markers[i], fa.profile, fb.markers[j], fb.profile):
                 continue
             ca, cb = fa.contexts[i], fb.contexts[j]
-            if require_context_overlap and ca and cb and not (ca & cb):
-                continue
+            if require_context_overlap and ca and cb and len(ca & cb) / min(len(ca), len(cb)) < min_context_overlap:
+                continue  # the words before the two numbers must mostly agree: same quantity, new value
             item = f"{qa.text} vs {qb.text}"
             if item not in evidence:
                 evidence.append(item)
@@ -388,6 +392,8 @@ def detect_pairs(
     rel_tol: float = 1e-9,
     require_context_overlap: bool = True,
     subject_veto: bool = True,
+    min_context_overlap: float = 0.5,
+    require_unit: bool = True,
 ) -> list[ConflictPair]:
     """Conflicting pairs among ``passages``, ordered by input position.
 
@@ -414,6 +420,7 @@ def detect_pairs(
             evidence = _numeric_evidence(
                 pa, fa, pb, fb, rel_tol=rel_tol,
                 require_context_overlap=require_context_overlap, subject_veto=subject_veto,
+                min_context_overlap=min_context_overlap, require_unit=require_unit,
             )
             if evidence:
                 out.append(ConflictPair(pa.id, pb.id, "numeric", evidence, s))

@@ -1,0 +1,192 @@
+"""`python -m evals.conflicts PAIRS.jsonl [--corpus PATH] [--out DIR]`: the conflict detector alone.
+
+Rows: ``{"pair_id", "doc_a", "doc_b", "conflict", "kind"?}`` with doc ids from ``--corpus`` (their
+text and front-matter date), or inline ``{"pair_id", "a": {"text", "date"}, "b": {...}, "conflict"}``.
+``--ramdocs FILE`` derives pairs from RAMDocs instead (correct vs misinfo = conflict; correct vs
+correct with the same answer = agreement; with different answers = different entity).
+Prints precision / recall / F1 overall and per ``kind``, a sweep of the similarity gate, and
+writes per-row predictions to ``DIR/conflicts_report.json``. Embeddings: one batch for all texts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import itertools
+import json
+import random
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engines.conflicts.graph import analyze, detect_pairs, resolve
+from engines.text import detect_language
+
+DEFAULT_GATES = (0.0, 0.68, 0.75, 0.80, 0.85, 0.88, 0.90, 0.92, 0.94)
+
+
+@dataclass(frozen=True)
+class PairRow:
+    pair_id: str
+    text_a: str
+    text_b: str
+    date_a: str
+    date_b: str
+    conflict: bool
+    kind: str
+    newer: str | None = None
+
+
+def load_pairs(path: Path, corpus: Path | None) -> list[PairRow]:
+    docs = {}
+    if corpus is not None:
+        from engines.documents import load_corpus
+
+        docs = {d.doc_id: d for d in load_corpus(corpus)}
+    rows = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        if "doc_a" in row:
+            missing = [d for d in (row["doc_a"], row["doc_b"]) if d not in docs]
+            if missing:
+                raise SystemExit(f"{path}:{number}: doc ids {missing} not in --corpus {corpus}")
+            a, b = docs[row["doc_a"]], docs[row["doc_b"]]
+            rows.append(PairRow(row["pair_id"], a.text, b.text, str(a.metadata.get("date", "")),
+                                str(b.metadata.get("date", "")), bool(row["conflict"]), row.get("kind", "all"), row.get("newer")))
+        else:
+            rows.append(PairRow(row["pair_id"], row["a"]["text"], row["b"]["text"], row["a"].get("date", "") or "",
+                                row["b"].get("date", "") or "", bool(row["conflict"]), row.get("kind", "all"), row.get("newer")))
+    return rows
+
+
+def ramdocs_pairs(path: Path, per_kind: int | None, seed: int = 13) -> list[PairRow]:
+    """Derive labelled pairs from RAMDocs (no dates: detection only)."""
+    out: dict[str, list[PairRow]] = defaultdict(list)
+    for qi, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+        item = json.loads(line)
+        docs = [d for d in item["documents"] if d.get("type") in ("correct", "misinfo")]
+        for (i, a), (j, b) in itertools.combinations(enumerate(docs), 2):
+            types = {a["type"], b["type"]}
+            if types == {"correct", "misinfo"}:
+                kind, conflict = "conflict", True
+            elif types == {"correct"}:
+                same = str(a.get("answer", "")).strip().lower() == str(b.get("answer", "")).strip().lower()
+                kind, conflict = ("agreement" if same else "different_entity"), False
+            else:
+                continue
+            out[kind].append(PairRow(f"q{qi}-{i}-{j}", a["text"], b["text"], "", "", conflict, kind))
+    rng = random.Random(seed)
+    rows = []
+    for kind in sorted(out):
+        items = out[kind]
+        rows.extend(rng.sample(items, min(per_kind, len(items))) if per_kind else items)
+    return rows
+
+
+def _date(text: str) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(text[:10]) if text else None
+    except ValueError:
+        return None
+
+
+def predict(rows: list[PairRow], similarities: np.ndarray, gate: float, skip_years: bool = True) -> list[dict[str, Any]]:
+    preds = []
+    for row, sim in zip(rows, similarities):
+        a = analyze("a", row.text_a, _date(row.date_a), lang=detect_language(row.text_a), skip_years=skip_years)
+        b = analyze("b", row.text_b, _date(row.date_b), lang=detect_language(row.text_b), skip_years=skip_years)
+        matrix = np.array([[1.0, sim], [sim, 1.0]])
+        pairs = detect_pairs([a, b], matrix, sim_threshold=gate)
+        resolution = resolve([a, b], pairs)
+        kept = None
+        if resolution.dropped_ids:
+            kept = "a" if "a" in resolution.kept_ids else "b"
+        preds.append({"pair_id": row.pair_id, "kind": row.kind, "gold": row.conflict, "detected": bool(pairs),
+                      "detected_kinds": sorted({p.kind for p in pairs}), "similarity": round(float(sim), 4),
+                      "evidence": [e for p in pairs for e in p.evidence][:6], "kept": kept, "newer": row.newer})
+    return preds
+
+
+def scores(preds: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """P/R/F1 overall, plus per kind the flag rate (recall on conflict kinds, false-alarm rate otherwise)."""
+    def prf(items):
+        tp = sum(p["gold"] and p["detected"] for p in items)
+        fp = sum((not p["gold"]) and p["detected"] for p in items)
+        fn = sum(p["gold"] and not p["detected"] for p in items)
+        precision = tp / (tp + fp) if tp + fp else 0.0
+        recall = tp / (tp + fn) if tp + fn else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        return {"n": len(items), "precision": round(precision, 3), "recall": round(recall, 3), "f1": round(f1, 3),
+                "flag_rate": round(sum(p["detected"] for p in items) / len(items), 3) if items else 0.0}
+
+    out = {"all": prf(preds)}
+    for kind in sorted({p["kind"] for p in preds}):
+        out[kind] = prf([p for p in preds if p["kind"] == kind])
+    resolved = [p for p in preds if p["gold"] and p["detected"] and p["newer"]]
+    if resolved:
+        out["all"]["newer_kept"] = round(sum(p["kept"] == p["newer"] for p in resolved) / len(resolved), 3)
+    return out
+
+
+def embed_similarities(rows: list[PairRow], embedding: str) -> np.ndarray:
+    from engines.models import build_embedding
+
+    model = build_embedding(embedding)
+    texts = [t for r in rows for t in (r.text_a, r.text_b)]
+    vectors = np.asarray(model.get_text_embedding_batch(texts), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return np.einsum("ij,ij->i", vectors[0::2], vectors[1::2])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m evals.conflicts", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("pairs", type=Path, nargs="?", help="labelled pairs JSONL")
+    parser.add_argument("--corpus", type=Path, help="corpus holding the doc ids the rows reference")
+    parser.add_argument("--ramdocs", type=Path, help="derive pairs from a RAMDocs JSONL instead")
+    parser.add_argument("--per-kind", type=int, default=300, help="RAMDocs pairs sampled per kind (0 = all)")
+    parser.add_argument("--embedding", default="e5-small")
+    parser.add_argument("--gate", type=float, default=None, help="similarity gate (default: the product setting)")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    if not args.pairs and not args.ramdocs:
+        parser.error("give PAIRS.jsonl or --ramdocs FILE")
+    from app.config import load_settings
+
+    gate = args.gate if args.gate is not None else load_settings().conflict_similarity
+    rows = ramdocs_pairs(args.ramdocs, args.per_kind or None) if args.ramdocs else load_pairs(args.pairs, args.corpus)
+    sims = embed_similarities(rows, args.embedding)
+    preds = predict(rows, sims, gate)
+    table = scores(preds)
+    print(f"{len(rows)} pairs, embedding {args.embedding}, gate {gate}")
+    print(f"{'kind':18} {'n':>4} {'flagged':>8} {'precision':>9} {'recall':>7} {'f1':>6}")
+    for kind, s in table.items():
+        print(f"{kind:18} {s['n']:4d} {s['flag_rate']:8.2f} {s['precision']:9.2f} {s['recall']:7.2f} {s['f1']:6.2f}")
+    if "newer_kept" in table["all"]:
+        print(f"newer side kept on resolved conflicts: {table['all']['newer_kept']:.2f}")
+    print("\ngate sweep (flag rate per kind):")
+    kinds = sorted({r.kind for r in rows})
+    print(f"{'gate':>5} " + " ".join(f"{k[:14]:>14}" for k in kinds) + "    f1")
+    sweep = {}
+    for g in DEFAULT_GATES:
+        t = scores(predict(rows, sims, g))
+        sweep[g] = t
+        print(f"{g:5.2f} " + " ".join(f"{t[k]['flag_rate']:14.2f}" for k in kinds) + f"  {t['all']['f1']:.2f}")
+    no_year_filter = scores(predict(rows, sims, gate, skip_years=False))
+    print(f"\nyear filter off: f1 {no_year_filter['all']['f1']:.2f} (on: {table['all']['f1']:.2f})")
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "conflicts_report.json").write_text(json.dumps(
+            {"gate": gate, "embedding": args.embedding, "scores": table, "sweep": {str(k): v for k, v in sweep.items()},
+             "year_filter_off": no_year_filter, "predictions": preds}, ensure_ascii=False, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
