@@ -129,7 +129,7 @@ def guard(question: str, output: str, history: list[ChatMessage]) -> CondenseDec
         return CondenseDecision(fallback_query(question, history), "too_long")
     if _STILL_VAGUE.search(cleaned):
         # e.g. "Cái đó có hợp đồng thời vụ không?": the pronoun survived, so the subject is still missing.
-        return CondenseDecision(fallback_query(cleaned, history), "still_dependent")
+        return CondenseDecision(fallback_query(question, history), "still_dependent")
     return CondenseDecision(cleaned)
 
 

@@ -39,6 +39,8 @@ class PairRow:
     conflict: bool
     kind: str
     newer: str | None = None
+    title_a: str = ""
+    title_b: str = ""
 
 
 def load_pairs(path: Path, corpus: Path | None) -> list[PairRow]:
@@ -58,7 +60,8 @@ def load_pairs(path: Path, corpus: Path | None) -> list[PairRow]:
                 raise SystemExit(f"{path}:{number}: doc ids {missing} not in --corpus {corpus}")
             a, b = docs[row["doc_a"]], docs[row["doc_b"]]
             rows.append(PairRow(row["pair_id"], a.text, b.text, str(a.metadata.get("date", "")),
-                                str(b.metadata.get("date", "")), bool(row["conflict"]), row.get("kind", "all"), row.get("newer")))
+                                str(b.metadata.get("date", "")), bool(row["conflict"]), row.get("kind", "all"), row.get("newer"),
+                                str(a.metadata.get("title", "")), str(b.metadata.get("title", ""))))
         else:
             rows.append(PairRow(row["pair_id"], row["a"]["text"], row["b"]["text"], row["a"].get("date", "") or "",
                                 row["b"].get("date", "") or "", bool(row["conflict"]), row.get("kind", "all"), row.get("newer")))
@@ -99,8 +102,8 @@ def _date(text: str) -> dt.date | None:
 def predict(rows: list[PairRow], similarities: np.ndarray, gate: float, skip_years: bool = True) -> list[dict[str, Any]]:
     preds = []
     for row, sim in zip(rows, similarities):
-        a = analyze("a", row.text_a, _date(row.date_a), lang=detect_language(row.text_a), skip_years=skip_years)
-        b = analyze("b", row.text_b, _date(row.date_b), lang=detect_language(row.text_b), skip_years=skip_years)
+        a = analyze("a", row.text_a, _date(row.date_a), lang=detect_language(row.text_a), skip_years=skip_years, title=row.title_a)
+        b = analyze("b", row.text_b, _date(row.date_b), lang=detect_language(row.text_b), skip_years=skip_years, title=row.title_b)
         matrix = np.array([[1.0, sim], [sim, 1.0]])
         pairs = detect_pairs([a, b], matrix, sim_threshold=gate)
         resolution = resolve([a, b], pairs)

@@ -91,6 +91,7 @@ class Passage:
     date: dt.date | None = None
     quantities: tuple[Quantity, ...] = ()
     cues: tuple[Cue, ...] = ()
+    title: str = ""  # the document's subject: its markers apply to every number in the passage
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,7 @@ def analyze(
     lang: Lang | None = None,
     skip_years: bool = True,
     skip_small_ints: bool = True,
+    title: str = "",
 ) -> Passage:
     """Build a ``Passage`` with its quantities and cues read from ``text``."""
     norm = unicodedata.normalize("NFC", text)
@@ -143,6 +145,7 @@ def analyze(
         id=id,
         text=norm,
         date=date,
+        title=unicodedata.normalize("NFC", title),
         quantities=tuple(parse_quantities(norm, lang, skip_years=skip_years, skip_small_ints=skip_small_ints)),
         cues=tuple(find_abolition_cues(norm)),
     )
@@ -331,9 +334,11 @@ class _Facts:
 
 def _facts(p: Passage) -> _Facts:
     text = unicodedata.normalize("NFC", p.text)
+    title = unicodedata.normalize("NFC", p.title)
+    title_markers = _markers(title) if title else set()
     return _Facts(
-        profile=_profile(text),
-        markers=tuple(_markers(_sentence_prefix(text, q.span[0])) for q in p.quantities),
+        profile=_profile(f"{title}\n{text}" if title else text),
+        markers=tuple(_markers(_sentence_prefix(text, q.span[0])) | title_markers for q in p.quantities),
         contexts=tuple(_content_words(q.context) | _content_words(_sentence_prefix(text, q.span[0]))
                        for q in p.quantities),
     )

@@ -114,7 +114,8 @@ class ConflictPostprocessor(BaseNodePostprocessor):
 def _passage(nws: NodeWithScore, skip_years: bool) -> Passage:
     meta = nws.node.metadata
     text = nws.node.get_content(metadata_mode=MetadataMode.NONE)
-    return analyze(nws.node.node_id, text, _date(meta.get("date")), lang=detect_language(text), skip_years=skip_years)
+    return analyze(nws.node.node_id, text, _date(meta.get("date")), lang=detect_language(text), skip_years=skip_years,
+                   title=str(meta.get("title") or ""))
 
 
 def _date(value: Any) -> dt.date | None:

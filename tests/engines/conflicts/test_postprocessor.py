@@ -10,8 +10,11 @@ from engines.fakes import HashEmbedding
 from engines.fusion import FusedNode
 
 
+TITLES = {"api": "Public API rate limits", "rw": "Quy định làm việc từ xa", "card": "Thẻ tín dụng"}
+
+
 def node(node_id, text, date, embedding, doc_id=None):
-    meta = {"doc_id": doc_id or node_id, "title": node_id, "date": date}
+    meta = {"doc_id": doc_id or node_id, "title": TITLES[node_id.split("-")[0].split("#")[0]], "date": date}
     return FusedNode(node=TextNode(id_=node_id, text=text, metadata=meta, embedding=embedding), score=0.03,
                      raw_scores={"vector": 0.9})
 
@@ -93,3 +96,18 @@ def test_below_the_similarity_gate_nothing_fires():
 def test_plain_postprocess_interface():
     kept = ConflictPostprocessor().postprocess_nodes(seed_nodes(), query_bundle=QueryBundle("giới hạn API?"))
     assert [n.node.node_id for n in kept] == ["api-v2", "rw-11", "card"]
+
+
+def test_document_titles_name_the_subject():
+    def leave(node_id, title, days):
+        meta = {"doc_id": node_id, "title": title, "date": "2024-01-15"}
+        return NodeWithScore(node=TextNode(id_=node_id, text=f"Mỗi năm người lao động được nghỉ phép {days} ngày.",
+                                           metadata=meta, embedding=[1.0, 0.0]), score=1.0)
+
+    probation = leave("p", "Nghỉ phép năm của nhân viên thử việc", 6)
+    seasonal = leave("s", "Nghỉ phép năm của nhân viên hợp đồng thời vụ", 9)
+    outcome = ConflictPostprocessor().postprocess_with_report([probation, seasonal], None, "vi")
+    assert outcome.report["n_conflicts"] == 0  # probation vs seasonal staff: two subjects, two rules
+    same_subject = leave("s2", "Nghỉ phép năm của nhân viên thử việc", 9)
+    outcome = ConflictPostprocessor().postprocess_with_report([probation, same_subject], None, "vi")
+    assert outcome.report["n_conflicts"] == 1 and "⚠" in outcome.answer_suffix  # same date: unresolved, said aloud
