@@ -60,10 +60,11 @@ class Settings(BaseSettings):
 
     # conversation
     condense_window: int = Field(6, ge=0, description="Messages of history the condenser sees.")
-    refusal_min_vector: float = Field(0.80, ge=-1, le=1, description="Best raw cosine needed to answer "
+    refusal_min_vector: float = Field(0.83, ge=-1, le=1, description="Best raw cosine needed to answer "
                                       "(calibrated with `python -m evals.calibrate`).")
     refusal_min_bm25: float | None = Field(None, ge=0, description="Best raw BM25 score that also counts as relevant.")
-    max_context_chars: int = Field(6000, ge=500)
+    max_context_chars: int = Field(3500, ge=500, description="Context budget for the answer prompt; "
+                                   "a 1.5B local model reads ~60 tokens/s on 2 cores, so context is latency.")
 
     # conflicts
     conflicts: bool = Field(True, description="Run the conflict check between retrieved passages.")
