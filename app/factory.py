@@ -5,6 +5,7 @@ and store are in use, and the only one that touches LlamaIndex's global ``Settin
 from __future__ import annotations
 
 import logging
+from functools import partial
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from engines.fusion import HybridFusionRetriever
 from engines.ingestion import ChunkingConfig, IngestReport, ProgressFn, ingest_documents
 from engines.models import build_embedding, build_llm, embedding_model_id
 from engines.refusal import RelevanceGate
-from engines.store import ChromaVectorRetriever, Manifest, get_collection, load_bm25, open_chroma
+from engines.store import ChromaVectorRetriever, Manifest, fetch_embeddings, get_collection, load_bm25, open_chroma
 
 logger = logging.getLogger(__name__)
 
@@ -117,19 +118,18 @@ def open_pipeline(settings: Settings, models: Models | None = None, **model_over
     client = open_chroma(index_dir, settings.chroma_host, settings.chroma_port)
     collection = get_collection(client, settings.collection, create=False)
     bm25 = load_bm25(index_dir, settings.candidate_k)
-    return Pipeline(settings, models, collection, bm25, manifest, build_postprocessors(settings, models))
+    return Pipeline(settings, models, collection, bm25, manifest, build_postprocessors(settings, models, collection))
 
 
-def build_postprocessors(settings: Settings, models: Models) -> list[BaseNodePostprocessor]:
-    """The conflict check, when enabled (added in engines.conflicts)."""
+def build_postprocessors(settings: Settings, models: Models, collection: Any = None) -> list[BaseNodePostprocessor]:
+    """The conflict check, when enabled: stored vectors first, the embedder only as a last resort."""
     if not settings.conflicts:
         return []
-    try:
-        from engines.conflicts.postprocessor import ConflictPostprocessor
-    except ImportError:
-        return []
+    from engines.conflicts.postprocessor import ConflictPostprocessor
+
     return [ConflictPostprocessor(
         embed_model=models.embed_model,
+        vector_lookup=partial(fetch_embeddings, collection) if collection is not None else None,
         similarity_threshold=settings.conflict_similarity,
         resolve_conflicts=settings.resolve_conflicts,
         llm=models.llm if settings.conflict_llm_check else None,

@@ -159,6 +159,14 @@ def iter_chunks(collection: Any, page: int = 2000, include_embeddings: bool = Fa
             yield row
 
 
+def fetch_embeddings(collection: Any, ids: list[str]) -> dict[str, list[float]]:
+    """Stored vectors by chunk id (for nodes that reached us without one, e.g. BM25-only hits)."""
+    if not ids:
+        return {}
+    got = collection.get(ids=list(ids), include=["embeddings"])
+    return {chunk_id: list(vec) for chunk_id, vec in zip(got["ids"], got["embeddings"])}
+
+
 def make_node(chunk_id: str, text: str, metadata: dict[str, Any], embedding: list[float] | None = None) -> TextNode:
     """A TextNode whose prompt view shows title/date/source fields but not bookkeeping."""
     return TextNode(

@@ -147,6 +147,34 @@ def embed_similarities(rows: list[PairRow], embedding: str) -> np.ndarray:
     return np.einsum("ij,ij->i", vectors[0::2], vectors[1::2])
 
 
+def overhead(index: Path, n_nodes: int = 10, repeats: int = 3) -> dict[str, float]:
+    """Postprocessor time per query over real retrieved nodes (stored vectors, no new embeddings)."""
+    import time
+
+    from app.config import SAMPLE_CORPUS, load_settings
+    from app.factory import build_models, ingest_path, open_pipeline
+    from engines.conflicts.postprocessor import ConflictPostprocessor
+    from llama_index.core.schema import QueryBundle
+
+    settings = load_settings(index_dir=index, llm="fake", log_dir=None, top_k=n_nodes, candidate_k=max(20, n_nodes))
+    ingest_path(settings, SAMPLE_CORPUS)
+    pipeline = open_pipeline(settings, build_models(settings))
+    retriever = pipeline.retriever()
+    questions = [json.loads(l)["question"] for l in (SAMPLE_CORPUS.parent / "eval" / "sample_conversations.jsonl")
+                 .read_text(encoding="utf-8").splitlines() if l.strip()]
+    results = [(q, retriever.retrieve(q)) for q in questions]
+    post = pipeline.postprocessors[0]
+    assert isinstance(post, ConflictPostprocessor)
+    times = []
+    for _ in range(repeats):
+        for q, nodes in results:
+            t0 = time.perf_counter()
+            post.postprocess_with_report(nodes, QueryBundle(q), "vi")
+            times.append((time.perf_counter() - t0) * 1000)
+    return {"queries": len(results), "nodes": n_nodes, "p50_ms": float(np.percentile(times, 50)),
+            "p95_ms": float(np.percentile(times, 95)), "max_ms": float(max(times))}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evals.conflicts", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -157,7 +185,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embedding", default="e5-small")
     parser.add_argument("--gate", type=float, default=None, help="similarity gate (default: the product setting)")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--overhead", type=Path, metavar="INDEX",
+                        help="instead: time the postprocessor on 10 real retrieved nodes per eval question")
     args = parser.parse_args(argv)
+    if args.overhead:
+        print(json.dumps(overhead(args.overhead), indent=2))
+        return 0
     if not args.pairs and not args.ramdocs:
         parser.error("give PAIRS.jsonl or --ramdocs FILE")
     from app.config import load_settings

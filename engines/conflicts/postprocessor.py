@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,8 @@ class ConflictPostprocessor(BaseNodePostprocessor):
     """Drops the older side of each dated conflict cluster; reports every conflict it saw."""
 
     embed_model: BaseEmbedding | None = Field(default=None, exclude=True)
+    vector_lookup: Callable[[list[str]], dict[str, list[float]]] | None = Field(
+        default=None, exclude=True, description="Stored vectors by node id (the vector store), tried before embedding.")
     similarity_threshold: float = 0.68
     resolve_conflicts: bool = True
     skip_years: bool = True
@@ -83,6 +86,11 @@ class ConflictPostprocessor(BaseNodePostprocessor):
         """Cosine matrix from stored vectors; embeds only the nodes that came without one, in one batch."""
         vectors: list[list[float] | None] = [n.node.embedding for n in nodes]
         missing = [i for i, v in enumerate(vectors) if v is None]
+        if missing and self.vector_lookup is not None:
+            stored = self.vector_lookup([nodes[i].node.node_id for i in missing])
+            for i in missing:
+                vectors[i] = stored.get(nodes[i].node.node_id)
+            missing = [i for i, v in enumerate(vectors) if v is None]
         if missing:
             if self.embed_model is None:
                 raise ValueError("nodes arrived without embeddings and no embed_model was given")

@@ -111,3 +111,18 @@ def test_document_titles_name_the_subject():
     same_subject = leave("s2", "Nghỉ phép năm của nhân viên thử việc", 9)
     outcome = ConflictPostprocessor().postprocess_with_report([probation, same_subject], None, "vi")
     assert outcome.report["n_conflicts"] == 1 and "⚠" in outcome.answer_suffix  # same date: unresolved, said aloud
+
+
+def test_stored_vectors_are_looked_up_before_embedding():
+    nodes = [NodeWithScore(node=TextNode(id_=n.node.node_id, text=n.node.text, metadata=n.node.metadata), score=1.0)
+             for n in seed_nodes()]
+    stored = {n.node.node_id: n.node.embedding for n in seed_nodes()}
+    asked = []
+
+    def lookup(ids):
+        asked.append(list(ids))
+        return {i: stored[i] for i in ids}
+
+    outcome = ConflictPostprocessor(embed_model=NoEmbedding(), vector_lookup=lookup).postprocess_with_report(nodes, None, "en")
+    assert len(asked) == 1 and len(asked[0]) == 5  # one lookup for all, no model call
+    assert [n.node.node_id for n in outcome.nodes] == ["api-v2", "rw-11", "card"]
