@@ -1,0 +1,49 @@
+"""`pytest evals/`: the bundled eval set replayed through the engine with the embedded defaults
+(multilingual-e5 embeddings, the packaged local LLM). One evaluation per session, shared by the
+floor tests; the index is built once in a temporary folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from app.config import SAMPLE_CORPUS, load_settings
+from app.factory import build_models, ingest_path, open_pipeline
+from evals.dataset import load_rows
+from evals.evaluation import run_evaluation
+
+EVAL_SET = Path(__file__).resolve().parent.parent / "data" / "eval" / "sample_conversations.jsonl"
+
+
+@pytest.fixture(scope="session")
+def eval_pipeline(tmp_path_factory):
+    settings = load_settings(index_dir=tmp_path_factory.mktemp("eval") / "index", log_dir=None)
+    ingest_path(settings, SAMPLE_CORPUS)
+    return open_pipeline(settings, build_models(settings))
+
+
+@pytest.fixture(scope="session")
+def eval_rows():
+    return load_rows(EVAL_SET)
+
+
+@pytest.fixture(scope="session")
+def retrieval_result(eval_pipeline, eval_rows):
+    """lastturn (rewriting off) and condense (the product) on every row, retrieval only."""
+    return run_evaluation(eval_pipeline, eval_rows, configs=["lastturn", "condense"], k=5, retrieval_only=True)
+
+
+@pytest.fixture(scope="session")
+def stale_results(eval_pipeline, eval_rows):
+    """Full answers on the rows whose right answer depends on the newer of two documents,
+    with the conflict postprocessor on and off."""
+    rows = [r for r in eval_rows if r.stale_value]
+    with_conflicts = run_evaluation(eval_pipeline, rows, configs=["reference"], k=5, retrieval_only=False)
+    saved = list(eval_pipeline.postprocessors)
+    eval_pipeline.postprocessors.clear()
+    try:
+        without = run_evaluation(eval_pipeline, rows, configs=["reference"], k=5, retrieval_only=False)
+    finally:
+        eval_pipeline.postprocessors.extend(saved)
+    return with_conflicts, without
