@@ -44,6 +44,7 @@ says.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import unicodedata
@@ -332,7 +333,9 @@ class _Facts:
     contexts: tuple[set[str], ...]  # one per quantity
 
 
+@functools.lru_cache(maxsize=4096)
 def _facts(p: Passage) -> _Facts:
+    """Cached: the same chunks come back query after query."""
     text = unicodedata.normalize("NFC", p.text)
     title = unicodedata.normalize("NFC", p.title)
     title_markers = _markers(title) if title else set()
@@ -420,8 +423,11 @@ def detect_pairs(
         pa, pb = passages[i], passages[j]
         s = float(sim[i, j])
         if pa.quantities and pb.quantities:
-            fa = facts.setdefault(i, _facts(pa))
-            fb = facts.setdefault(j, _facts(pb))
+            if i not in facts:  # (setdefault would rebuild the facts on every pair)
+                facts[i] = _facts(pa)
+            if j not in facts:
+                facts[j] = _facts(pb)
+            fa, fb = facts[i], facts[j]
             evidence = _numeric_evidence(
                 pa, fa, pb, fb, rel_tol=rel_tol,
                 require_context_overlap=require_context_overlap, subject_veto=subject_veto,

@@ -9,6 +9,7 @@ did in a :class:`ConflictReport` that the turn record, the REPL and the evaluati
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -122,8 +123,13 @@ class ConflictPostprocessor(BaseNodePostprocessor):
 def _passage(nws: NodeWithScore, skip_years: bool) -> Passage:
     meta = nws.node.metadata
     text = nws.node.get_content(metadata_mode=MetadataMode.NONE)
-    return analyze(nws.node.node_id, text, _date(meta.get("date")), lang=detect_language(text), skip_years=skip_years,
-                   title=str(meta.get("title") or ""))
+    return _analyze(nws.node.node_id, text, str(meta.get("date") or ""), str(meta.get("title") or ""), skip_years)
+
+
+@functools.lru_cache(maxsize=4096)
+def _analyze(node_id: str, text: str, date: str, title: str, skip_years: bool) -> Passage:
+    """Parsing numbers and cues is the costly part; chunks recur across queries, so cache it."""
+    return analyze(node_id, text, _date(date), lang=detect_language(text), skip_years=skip_years, title=title)
 
 
 def _date(value: Any) -> dt.date | None:
