@@ -93,6 +93,11 @@ class Passage:
     quantities: tuple[Quantity, ...] = ()
     cues: tuple[Cue, ...] = ()
     title: str = ""  # the document's subject: its markers apply to every number in the passage
+    source: str = ""  # the document it comes from; chunks of one document win or lose together
+
+    @property
+    def source_key(self) -> str:
+        return self.source or self.id
 
 
 @dataclass(frozen=True)
@@ -139,6 +144,7 @@ def analyze(
     skip_years: bool = True,
     skip_small_ints: bool = True,
     title: str = "",
+    source: str = "",
 ) -> Passage:
     """Build a ``Passage`` with its quantities and cues read from ``text``."""
     norm = unicodedata.normalize("NFC", text)
@@ -147,6 +153,7 @@ def analyze(
         text=norm,
         date=date,
         title=unicodedata.normalize("NFC", title),
+        source=source,
         quantities=tuple(parse_quantities(norm, lang, skip_years=skip_years, skip_small_ints=skip_small_ints)),
         cues=tuple(find_abolition_cues(norm)),
     )
@@ -502,8 +509,10 @@ def _cluster(members: list[str], by_id: dict[str, Passage], pairs: tuple[Conflic
     if all(d is not None for d in dates):
         keys = [_date_key(d) for d in dates if d is not None]
         newest = max(keys)
-        if keys.count(newest) == 1:
-            return Cluster(tuple(members), "temporal", members[keys.index(newest)], pairs)
+        newest_members = [m for m, k in zip(members, keys) if k == newest]
+        # Several chunks of the one newest document are one winner, not a tie.
+        if len({by_id[m].source_key for m in newest_members}) == 1:
+            return Cluster(tuple(members), "temporal", newest_members[0], pairs)
     return Cluster(tuple(members), "unresolved", None, pairs)
 
 
@@ -542,7 +551,8 @@ def resolve(
     if resolve_conflicts:
         for c in clusters:
             if c.kind == "temporal":
-                dropped.update(m for m in c.ids if m != c.winner_id)
+                winner_source = by_id[c.winner_id].source_key
+                dropped.update(m for m in c.ids if by_id[m].source_key != winner_source)
     for c in clusters:
         logger.debug("cluster %s kind=%s winner=%s", c.ids, c.kind, c.winner_id)
     return Resolution(

@@ -123,13 +123,15 @@ class ConflictPostprocessor(BaseNodePostprocessor):
 def _passage(nws: NodeWithScore, skip_years: bool) -> Passage:
     meta = nws.node.metadata
     text = nws.node.get_content(metadata_mode=MetadataMode.NONE)
-    return _analyze(nws.node.node_id, text, str(meta.get("date") or ""), str(meta.get("title") or ""), skip_years)
+    return _analyze(nws.node.node_id, text, str(meta.get("date") or ""), str(meta.get("title") or ""),
+                    str(meta.get("doc_id") or ""), skip_years)
 
 
 @functools.lru_cache(maxsize=4096)
-def _analyze(node_id: str, text: str, date: str, title: str, skip_years: bool) -> Passage:
+def _analyze(node_id: str, text: str, date: str, title: str, doc_id: str, skip_years: bool) -> Passage:
     """Parsing numbers and cues is the costly part; chunks recur across queries, so cache it."""
-    return analyze(node_id, text, _date(date), lang=detect_language(text), skip_years=skip_years, title=title)
+    return analyze(node_id, text, _date(date), lang=detect_language(text), skip_years=skip_years, title=title,
+                   source=doc_id)
 
 
 def _date(value: Any) -> dt.date | None:

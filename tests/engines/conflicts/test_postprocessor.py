@@ -126,3 +126,14 @@ def test_stored_vectors_are_looked_up_before_embedding():
     outcome = ConflictPostprocessor(embed_model=NoEmbedding(), vector_lookup=lookup).postprocess_with_report(nodes, None, "en")
     assert len(asked) == 1 and len(asked[0]) == 5  # one lookup for all, no model call
     assert [n.node.node_id for n in outcome.nodes] == ["api-v2", "rw-11", "card"]
+
+
+def test_chunks_of_the_newest_document_win_together():
+    old = node("api-v1", "The public API rate limit is 100 requests per minute.", "2022-03-01", [1.0, 0.10, 0.0])
+    new_a = node("api-v2#0", "The public API rate limit is 500 requests per minute.", "2023-09-01", [1.0, 0.12, 0.0],
+                 doc_id="api-v2")
+    new_b = node("api-v2#1", "Since v2.0 the public API rate limit is 500 requests per minute per key.", "2023-09-01",
+                 [1.0, 0.11, 0.0], doc_id="api-v2")
+    outcome = ConflictPostprocessor().postprocess_with_report([old, new_a, new_b], None, "en")
+    assert [n.node.node_id for n in outcome.nodes] == ["api-v2#0", "api-v2#1"]  # not an "unresolved" tie
+    assert outcome.answer_suffix == ""
