@@ -45,3 +45,22 @@ def test_refusal_beside_false_refusal(retrieval_result):
 def test_no_condense_call_on_first_turns(retrieval_result):
     cost = retrieval_result.summary["condense"]["cost"]
     assert cost["llm_calls_by_turn"]["turn1"] == 0
+
+
+# Full answers by the local LLM on the 8 rows whose right answer is in the newer of two documents.
+# Measured: with the conflict postprocessor must_contain 4/6, stale 1/8; switched off 2/6 and 2/8.
+STALE_CEILING = 0.15
+MUST_CONTAIN_FLOOR = 0.5
+
+
+def test_conflict_check_keeps_answers_current(stale_results):
+    with_conflicts, _ = stale_results
+    answers = with_conflicts.summary["reference"]["answers"]
+    assert answers["stale_rate"] <= STALE_CEILING, answers
+    assert answers["must_contain_rate"] >= MUST_CONTAIN_FLOOR, answers
+
+
+def test_stale_floor_catches_the_conflict_check_switched_off(stale_results):
+    _, without = stale_results
+    answers = without.summary["reference"]["answers"]
+    assert answers["stale_rate"] > STALE_CEILING or answers["must_contain_rate"] < MUST_CONTAIN_FLOOR, answers
