@@ -21,6 +21,18 @@ SAMPLE_CORPUS = PROJECT_ROOT / "data" / "sample"
 LLMKind = Literal["local", "openai", "openai-like", "fake"]
 
 
+#: Thresholds measured per embedding model on the bundled data: cosine scales differ by model
+#: (e5 puts unrelated same-language passages near 0.8, MiniLM near 0.3), so one number cannot serve all.
+#: refusal: `python -m evals.calibrate data/eval/sample_conversations.jsonl --corpus data/sample --embedding E`
+#: conflict gate: `python -m evals.conflicts data/eval/conflict_pairs.jsonl --corpus data/sample --embedding E`
+CALIBRATED = {
+    "e5-small": {"refusal_min_vector": 0.83, "conflict_similarity": 0.88},
+    "minilm": {"refusal_min_vector": 0.39, "conflict_similarity": 0.68},
+}
+#: For models nobody calibrated here (hf:...): refuse only on clearly unrelated results; the seed's gate.
+UNCALIBRATED = {"refusal_min_vector": 0.3, "conflict_similarity": 0.68}
+
+
 class Settings(BaseSettings):
     """Everything the factory needs to build the pipeline."""
 
@@ -60,17 +72,17 @@ class Settings(BaseSettings):
 
     # conversation
     condense_window: int = Field(6, ge=0, description="Messages of history the condenser sees.")
-    refusal_min_vector: float = Field(0.83, ge=-1, le=1, description="Best raw cosine needed to answer "
-                                      "(calibrated with `python -m evals.calibrate`).")
+    refusal_min_vector: float | None = Field(None, ge=-1, le=1, description="Best raw cosine needed to answer; "
+                                             "unset = the value calibrated for the embedding model "
+                                             "(`python -m evals.calibrate`), see CALIBRATED.")
     refusal_min_bm25: float | None = Field(None, ge=0, description="Best raw BM25 score that also counts as relevant.")
     max_context_chars: int = Field(3500, ge=500, description="Context budget for the answer prompt; "
                                    "a 1.5B local model reads ~60 tokens/s on 2 cores, so context is latency.")
 
     # conflicts
     conflicts: bool = Field(True, description="Run the conflict check between retrieved passages.")
-    conflict_similarity: float = Field(0.88, ge=-1, le=1, description="Same-topic gate. 0.88 is calibrated for "
-                                       "e5-small with `python -m evals.conflicts` (its cosines are compressed: unrelated "
-                                       "same-language passages reach 0.8); the seed's 0.68 suits MiniLM.")
+    conflict_similarity: float | None = Field(None, ge=-1, le=1, description="Same-topic gate; unset = the value "
+                                              "calibrated for the embedding model (`python -m evals.conflicts`).")
     resolve_conflicts: bool = True
     conflict_llm_check: bool = False
 
@@ -108,6 +120,13 @@ class Settings(BaseSettings):
         if toml_path:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=Path(toml_path)))
         return tuple(sources)
+
+    def calibrated(self, name: str) -> float:
+        """The explicit setting, else the value measured for this embedding model."""
+        value = getattr(self, name)
+        if value is not None:
+            return value
+        return CALIBRATED.get(self.embedding, UNCALIBRATED)[name] if self.embedding != "fake" else UNCALIBRATED[name]
 
     @property
     def record_log(self) -> Path | None:

@@ -85,7 +85,7 @@ class Pipeline:
         )
 
     def gate(self) -> RelevanceGate:
-        return RelevanceGate(self.settings.refusal_min_vector, self.settings.refusal_min_bm25)
+        return RelevanceGate(self.settings.calibrated("refusal_min_vector"), self.settings.refusal_min_bm25)
 
     def new_engine(self, *, condense_window: int | None = None, synthesize: bool = True,
                    record_log: Path | None | bool = True, **retriever_options: Any) -> ConversationalRAGEngine:
@@ -130,7 +130,7 @@ def build_postprocessors(settings: Settings, models: Models, collection: Any = N
     return [ConflictPostprocessor(
         embed_model=models.embed_model,
         vector_lookup=partial(fetch_embeddings, collection) if collection is not None else None,
-        similarity_threshold=settings.conflict_similarity,
+        similarity_threshold=settings.calibrated("conflict_similarity"),
         resolve_conflicts=settings.resolve_conflicts,
         llm=models.llm if settings.conflict_llm_check else None,
     )]

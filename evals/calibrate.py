@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         print_error(Console(stderr=True), exc)
         return 2
     answerable, unanswerable = best_scores(pipeline, rows)
-    thresholds = [round(t, 3) for t in np.arange(0.50, 0.95, 0.01)]
+    thresholds = [round(t, 3) for t in np.arange(0.0, 0.96, 0.01)]
     points = sweep(answerable, unanswerable, thresholds)
     best = recommend(points, args.max_false_refusal)
     print(f"{len(answerable)} answerable, {len(unanswerable)} unanswerable rows; embedding {settings.embedding}")

@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give PAIRS.jsonl or --ramdocs FILE")
     from app.config import load_settings
 
-    gate = args.gate if args.gate is not None else load_settings().conflict_similarity
+    gate = args.gate if args.gate is not None else load_settings(embedding=args.embedding).calibrated("conflict_similarity")
     rows = ramdocs_pairs(args.ramdocs, args.per_kind or None) if args.ramdocs else load_pairs(args.pairs, args.corpus)
     sims = embed_similarities(rows, args.embedding)
     preds = predict(rows, sims, gate)

@@ -49,3 +49,10 @@ def test_missing_or_broken_config_file(tmp_path):
     broken.write_text("top_k = [", encoding="utf-8")
     with pytest.raises(ConfigError, match="broken.toml"):
         load_settings(broken)
+
+
+def test_thresholds_follow_the_embedding_model_unless_set():
+    assert load_settings(embedding="e5-small").calibrated("refusal_min_vector") == 0.83
+    assert load_settings(embedding="minilm").calibrated("refusal_min_vector") == 0.39  # MiniLM's cosine scale
+    assert load_settings(embedding="hf:/some/model").calibrated("conflict_similarity") == 0.68
+    assert load_settings(embedding="minilm", refusal_min_vector=0.5).calibrated("refusal_min_vector") == 0.5

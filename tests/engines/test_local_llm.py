@@ -417,9 +417,9 @@ def test_real_model_completes_and_streams(real_llm: LlamaCppLLM) -> None:
     assert answer.additional_kwargs["completion_tokens"] >= 1
 
     prompt = "Count from 1 to 5, separated by commas."
-    streamed = list(real_llm.stream_complete(prompt, max_tokens=24))
+    streamed = list(real_llm.stream_complete(prompt, max_tokens=16))
     deltas = [response.delta for response in streamed if response.delta]
     assert len(deltas) >= 3
     assert "".join(deltas) == streamed[-1].text
-    assert streamed[-1].text == real_llm.complete(prompt, max_tokens=24).text
+    assert streamed[-1].text == real_llm.complete(prompt, max_tokens=16).text
     assert "1" in streamed[-1].text and "5" in streamed[-1].text
