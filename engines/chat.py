@@ -273,36 +273,22 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
     # ------------------------------------------------------------------ streaming internals
 
     def _stream(self, prepared: PreparedTurn, parts: Any) -> Generator[ChatResponse, None, None]:
-        if prepared.messages is None:
-            self._finish(prepared, None, None)
-            yield _chunk(prepared.record.answer, prepared.record.answer)
-            return
-        answer = AnswerFilter(prepared.record.language, suffix=prepared.answer_suffix)
-        t0 = prepared.answer_started or time.perf_counter()
-        for part in parts:
-            shown = answer.feed(part.delta or "")
-            if shown:
-                yield _chunk(answer.text, shown)
-        tail = answer.finish()
-        self._finish(prepared, answer, _ms(t0))
-        if tail or not answer.text:
-            yield _chunk(answer.text, tail)
+        turn = _StreamedTurn(self, prepared)
+        if prepared.messages is not None:
+            for part in parts:
+                if (chunk := turn.feed(part.delta or "")) is not None:
+                    yield chunk
+        if (chunk := turn.end()) is not None:
+            yield chunk
 
     async def _astream(self, prepared: PreparedTurn, parts: Any) -> AsyncGenerator[ChatResponse, None]:
-        if prepared.messages is None:
-            self._finish(prepared, None, None)
-            yield _chunk(prepared.record.answer, prepared.record.answer)
-            return
-        answer = AnswerFilter(prepared.record.language, suffix=prepared.answer_suffix)
-        t0 = prepared.answer_started or time.perf_counter()
-        async for part in parts:
-            shown = answer.feed(part.delta or "")
-            if shown:
-                yield _chunk(answer.text, shown)
-        tail = answer.finish()
-        self._finish(prepared, answer, _ms(t0))
-        if tail or not answer.text:
-            yield _chunk(answer.text, tail)
+        turn = _StreamedTurn(self, prepared)
+        if prepared.messages is not None:
+            async for part in parts:
+                if (chunk := turn.feed(part.delta or "")) is not None:
+                    yield chunk
+        if (chunk := turn.end()) is not None:
+            yield chunk
 
     def _remember(self, question: str, answer: str) -> None:
         self._memory.put(ChatMessage(role=MessageRole.USER, content=question))
@@ -319,6 +305,29 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         prepared.messages = None
         self._finish(prepared, None, None)
         return prepared.record
+
+
+class _StreamedTurn:
+    """What the sync and async streams share: filter deltas, then close the turn's record."""
+
+    def __init__(self, engine: ConversationalRAGEngine, prepared: PreparedTurn) -> None:
+        self._engine = engine
+        self._prepared = prepared
+        self._answer = AnswerFilter(prepared.record.language, suffix=prepared.answer_suffix)
+        self._t0 = prepared.answer_started or time.perf_counter()
+
+    def feed(self, delta: str) -> ChatResponse | None:
+        shown = self._answer.feed(delta)
+        return _chunk(self._answer.text, shown) if shown else None
+
+    def end(self) -> ChatResponse | None:
+        prepared = self._prepared
+        if prepared.messages is None:  # refused before answering: the refusal is the whole answer
+            self._engine._finish(prepared, None, None)
+            return _chunk(prepared.record.answer, prepared.record.answer)
+        tail = self._answer.finish()
+        self._engine._finish(prepared, self._answer, _ms(self._t0))
+        return _chunk(self._answer.text, tail) if tail or not self._answer.text else None
 
 
 def _primed(stream: Any) -> Any:
