@@ -33,17 +33,3 @@ def retrieval_result(eval_pipeline, eval_rows):
     """lastturn (rewriting off) and condense (the product) on every row, retrieval only."""
     return run_evaluation(eval_pipeline, eval_rows, configs=["lastturn", "condense"], k=5, retrieval_only=True)
 
-
-@pytest.fixture(scope="session")
-def stale_results(eval_pipeline, eval_rows):
-    """Full answers on the rows whose right answer depends on the newer of two documents,
-    with the conflict postprocessor on and off."""
-    rows = [r for r in eval_rows if r.stale_value]
-    with_conflicts = run_evaluation(eval_pipeline, rows, configs=["reference"], k=5, retrieval_only=False)
-    saved = list(eval_pipeline.postprocessors)
-    eval_pipeline.postprocessors.clear()
-    try:
-        without = run_evaluation(eval_pipeline, rows, configs=["reference"], k=5, retrieval_only=False)
-    finally:
-        eval_pipeline.postprocessors.extend(saved)
-    return with_conflicts, without

@@ -15,10 +15,13 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 FLOORS = {
-    "non_standalone/turn2+ mrr@5": 0.79,  # measured: condense 0.81, lastturn 0.77
+    # measured: condense 0.811, lastturn 0.774 (no LLM, deterministic). The floor sits just above lastturn so
+    # it fails with rewriting off, and leaves the LLM condenser about one row of slack (greedy decoding with
+    # llama.cpp's prompt cache is not bit-reproducible).
+    "non_standalone/turn2+ mrr@5": 0.785,
     "turn1 hit@5": 0.95,  # measured 1.00
-    "unanswerable refusal (retrieval gate)": 0.15,  # measured 0.17; answers add the model's NOT_FOUND
-    "false refusal ceiling": 0.10,  # measured 0.08
+    "unanswerable refusal (retrieval gate)": 0.08,  # measured 0.17 (2/12); answers add the model's NOT_FOUND
+    "false refusal ceiling": 0.12,  # measured 0.08 (6/73)
 }
 
 
@@ -46,21 +49,3 @@ def test_no_condense_call_on_first_turns(retrieval_result):
     cost = retrieval_result.summary["condense"]["cost"]
     assert cost["llm_calls_by_turn"]["turn1"] == 0
 
-
-# Full answers by the local LLM on the 8 rows whose right answer is in the newer of two documents.
-# Measured: with the conflict postprocessor must_contain 4/6, stale 1/8; switched off 2/6 and 2/8.
-STALE_CEILING = 0.15
-MUST_CONTAIN_FLOOR = 0.5
-
-
-def test_conflict_check_keeps_answers_current(stale_results):
-    with_conflicts, _ = stale_results
-    answers = with_conflicts.summary["reference"]["answers"]
-    assert answers["stale_rate"] <= STALE_CEILING, answers
-    assert answers["must_contain_rate"] >= MUST_CONTAIN_FLOOR, answers
-
-
-def test_stale_floor_catches_the_conflict_check_switched_off(stale_results):
-    _, without = stale_results
-    answers = without.summary["reference"]["answers"]
-    assert answers["stale_rate"] > STALE_CEILING or answers["must_contain_rate"] < MUST_CONTAIN_FLOOR, answers
