@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
 from engines.errors import ConfigError
 
@@ -25,12 +25,13 @@ LLMKind = Literal["local", "openai", "openai-like", "fake"]
 #: (e5 puts unrelated same-language passages near 0.8, MiniLM near 0.3), so one number cannot serve all.
 #: refusal: `python -m evals.calibrate data/eval/sample_conversations.jsonl --corpus data/sample --embedding E`
 #: conflict gate: `python -m evals.conflicts data/eval/conflict_pairs.jsonl --corpus data/sample --embedding E`
+#: router: `python -m evals.routes data/eval/routes.jsonl --embedding E`
 CALIBRATED = {
-    "e5-small": {"refusal_min_vector": 0.83, "conflict_similarity": 0.88},
-    "minilm": {"refusal_min_vector": 0.39, "conflict_similarity": 0.68},
+    "e5-small": {"refusal_min_vector": 0.83, "conflict_similarity": 0.88, "router_min_confidence": 0.88},
+    "minilm": {"refusal_min_vector": 0.39, "conflict_similarity": 0.68, "router_min_confidence": 0.6},
 }
 #: For models nobody calibrated here (hf:...): refuse only on clearly unrelated results; the seed's gate.
-UNCALIBRATED = {"refusal_min_vector": 0.3, "conflict_similarity": 0.68}
+UNCALIBRATED = {"refusal_min_vector": 0.3, "conflict_similarity": 0.68, "router_min_confidence": 0.6}
 
 
 class Settings(BaseSettings):
@@ -79,6 +80,27 @@ class Settings(BaseSettings):
     max_context_chars: int = Field(3500, ge=500, description="Context budget for the answer prompt; "
                                    "a 1.5B local model reads ~60 tokens/s on 2 cores, so context is latency.")
 
+    # query transforms and routing (off unless measured to pay: see README)
+    transforms: Annotated[list[str], NoDecode] = Field(default_factory=list, description="Query transforms: original, multiquery, "
+                                  "hyde, decompose, stepback (comma-separated or a JSON list).")
+    transform_activation: Literal["always", "conditional"] = Field(
+        "conditional", description="conditional: LLM transforms fire only for short queries or a weak first pass.")
+    transform_short_words: int = Field(8, ge=0, description="Queries with fewer words count as short.")
+    transform_low_score: float | None = Field(None, ge=-1, le=1, description="First-pass best cosine below which "
+                                              "the LLM transforms fire; unset = short queries only.")
+    multiquery_variants: int = Field(3, ge=1, le=5)
+    router: Literal["off", "semantic", "llm"] = Field("off", description="Route turns to docs / direct reply / "
+                                                      "polite decline: semantic (one embedding) or llm (one call).")
+    router_examples: Path | None = Field(None, description="JSON file of example utterances per route.")
+    router_min_confidence: float | None = Field(None, ge=-1, le=1, description="Similarity a non-docs route needs; "
+                                                "unset = calibrated for the embedding model.")
+    router_margin: float = Field(0.02, ge=0, description="How far a non-docs route must lead docs.")
+
+    # metadata filters
+    filters: dict[str, Any] = Field(default_factory=dict, description="Session filter, e.g. "
+                                    "{\"department\": \"tin-dung\", \"date_from\": \"2024-01-01\"}.")
+    include_inactive: bool = Field(False, description="Let documents marked active: false into retrieval.")
+
     # conflicts
     conflicts: bool = Field(True, description="Run the conflict check between retrieved passages.")
     conflict_similarity: float | None = Field(None, ge=-1, le=1, description="Same-topic gate; unset = the value "
@@ -95,6 +117,28 @@ class Settings(BaseSettings):
         if value in ("e5-small", "minilm", "fake") or (value.startswith("hf:") and len(value) > 3):
             return value
         raise ValueError("use 'e5-small', 'minilm', 'fake' or 'hf:<model name or path>'")
+
+    @field_validator("transforms", mode="before")
+    @classmethod
+    def _split_transforms(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                import json
+
+                return json.loads(text)
+            return [part.strip() for part in text.split(",") if part.strip()]
+        return value
+
+    @field_validator("transforms")
+    @classmethod
+    def _check_transforms(cls, value: list[str]) -> list[str]:
+        from engines.transforms import TRANSFORMS
+
+        unknown = [v for v in value if v not in TRANSFORMS]
+        if unknown:
+            raise ValueError(f"unknown transform(s) {unknown}; use any of {', '.join(TRANSFORMS)}")
+        return list(dict.fromkeys(value))
 
     @model_validator(mode="after")
     def _check_consistency(self) -> "Settings":
@@ -155,7 +199,9 @@ def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Se
     except Exception as exc:  # a broken TOML file
         if isinstance(exc, ConfigError):
             raise
-        raise ConfigError(f"cannot read config file {os.environ.get('TURNRAG_CONFIG')}: {exc}") from exc
+        source = os.environ.get("TURNRAG_CONFIG")
+        where = f"config file {source}" if source else "the TURNRAG_* environment variables"
+        raise ConfigError(f"cannot read {where}: {exc} ({exc.__cause__ or ''})".replace(" ()", "")) from exc
     finally:
         if config_file is not None:
             if previous is None:

@@ -20,11 +20,14 @@ from engines.bm25 import VietEnBM25Retriever
 from engines.chat import ConversationalRAGEngine
 from engines.documents import load_corpus
 from engines.errors import IndexUnavailable
+from engines.filters import MetadataFilter
 from engines.fusion import HybridFusionRetriever
 from engines.ingestion import ChunkingConfig, IngestReport, ProgressFn, ingest_documents
 from engines.models import build_embedding, build_llm, embedding_model_id
 from engines.refusal import RelevanceGate
+from engines.router import LLMRouter, SemanticRouter, load_examples
 from engines.store import ChromaVectorRetriever, Manifest, fetch_embeddings, get_collection, load_bm25, open_chroma
+from engines.transforms import ActivationRules, QueryExpander
 
 logger = logging.getLogger(__name__)
 
@@ -67,14 +70,28 @@ class Pipeline:
     manifest: Manifest | None
     postprocessors: list[BaseNodePostprocessor] = field(default_factory=list)
 
-    def retriever(self, *, top_k: int | None = None, use_vector: bool = True, use_bm25: bool = True,
-                  num_queries: int | None = None) -> HybridFusionRetriever:
+    _semantic_router: SemanticRouter | None = field(default=None, repr=False)
+
+    def session_filter(self, extra: MetadataFilter | dict | None = None) -> MetadataFilter:
+        """The configured session filter (inactive documents out unless allowed), plus ``extra``."""
         s = self.settings
+        base = MetadataFilter.parse(s.filters, where="setting 'filters' / TURNRAG_FILTERS")
+        base = base.with_inactive(s.include_inactive or base.include_inactive)
+        if extra is None:
+            return base
+        extra = extra if isinstance(extra, MetadataFilter) else MetadataFilter.parse(extra)
+        # Fields narrow (the stricter wins); letting superseded documents in is a choice either side may make.
+        return base.merged(extra).with_inactive(base.include_inactive or extra.include_inactive)
+
+    def retriever(self, *, top_k: int | None = None, use_vector: bool = True, use_bm25: bool = True,
+                  num_queries: int | None = None, filters: MetadataFilter | dict | None = None) -> HybridFusionRetriever:
+        s = self.settings
+        flt = self.session_filter(filters)
         retrievers: dict[str, Any] = {}
         if use_vector:
-            retrievers["vector"] = ChromaVectorRetriever(self.collection, self.models.embed_model, s.candidate_k)
+            retrievers["vector"] = ChromaVectorRetriever(self.collection, self.models.embed_model, s.candidate_k, flt)
         if use_bm25 and self.bm25 is not None:
-            retrievers["bm25"] = self.bm25.with_top_k(s.candidate_k)
+            retrievers["bm25"] = self.bm25.with_top_k(s.candidate_k).with_filter(flt)
         if not retrievers:
             raise IndexUnavailable("no retriever available: the index holds no chunks. Ingest documents first.")
         weights = {"vector": s.vector_weight, "bm25": s.bm25_weight}
@@ -87,8 +104,31 @@ class Pipeline:
     def gate(self) -> RelevanceGate:
         return RelevanceGate(self.settings.calibrated("refusal_min_vector"), self.settings.refusal_min_bm25)
 
+    def expander(self, transforms: list[str] | tuple[str, ...] | None = None,
+                 activation: str | None = None) -> QueryExpander:
+        s = self.settings
+        rules = ActivationRules(activation or s.transform_activation, s.transform_short_words, s.transform_low_score)
+        return QueryExpander(self.models.condense_llm, s.transforms if transforms is None else transforms, rules,
+                             n_variants=s.multiquery_variants)
+
+    def router(self, kind: str | None = None) -> SemanticRouter | LLMRouter | None:
+        """The configured router; the semantic one is shared (its example vectors are embedded once)."""
+        kind = kind or self.settings.router
+        if kind == "off":
+            return None
+        if kind == "llm":
+            return LLMRouter(self.models.condense_llm)
+        if self._semantic_router is None:
+            s = self.settings
+            self._semantic_router = SemanticRouter(
+                self.models.embed_model, load_examples(s.router_examples),
+                min_confidence=s.calibrated("router_min_confidence"), margin=s.router_margin)
+        return self._semantic_router
+
     def new_engine(self, *, condense_window: int | None = None, synthesize: bool = True,
-                   record_log: Path | None | bool = True, **retriever_options: Any) -> ConversationalRAGEngine:
+                   record_log: Path | None | bool = True, transforms: list[str] | tuple[str, ...] | None = None,
+                   activation: str | None = None, router: str | None = None,
+                   **retriever_options: Any) -> ConversationalRAGEngine:
         """A fresh engine with its own memory: build one per conversation/session."""
         s = self.settings
         log = s.record_log if record_log is True else (record_log or None)
@@ -102,6 +142,9 @@ class Pipeline:
             max_context_chars=s.max_context_chars,
             retrieve_answers=synthesize,
             record_log=log,
+            router=self.router(router),
+            expander=self.expander(transforms, activation),
+            embed_model=self.models.embed_model,
         )
 
 

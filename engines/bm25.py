@@ -23,6 +23,7 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle, TextNode
 from llama_index.retrievers.bm25 import BM25Retriever
 
+from engines.filters import NO_FILTER, MetadataFilter
 from engines.text import normalize, searchable_text
 
 logger = logging.getLogger(__name__)
@@ -89,8 +90,12 @@ class VietEnBM25Retriever(BM25Retriever):
         corpus: list[dict[str, Any]] | None = None,
         similarity_top_k: int = 20,
         callback_manager: CallbackManager | None = None,
+        metadata_filter: MetadataFilter | None = None,
+        _mask_cache: dict[MetadataFilter, np.ndarray] | None = None,
     ) -> None:
         self.tokenizer_settings = tokenizer_settings
+        self.metadata_filter = metadata_filter or NO_FILTER
+        self._mask_cache = {} if _mask_cache is None else _mask_cache
         if existing_bm25 is None:
             if not nodes:
                 raise ValueError("BM25 needs at least one node; the index holds no chunks yet.")
@@ -118,13 +123,31 @@ class VietEnBM25Retriever(BM25Retriever):
 
     def with_top_k(self, similarity_top_k: int) -> "VietEnBM25Retriever":
         """A retriever sharing this index with another top-k (no copy of the index)."""
+        return self._sharing(similarity_top_k, self.metadata_filter)
+
+    def with_filter(self, metadata_filter: MetadataFilter) -> "VietEnBM25Retriever":
+        """A retriever sharing this index that only ever returns documents the filter allows."""
+        return self._sharing(self.similarity_top_k, metadata_filter)
+
+    def _sharing(self, similarity_top_k: int, metadata_filter: MetadataFilter) -> "VietEnBM25Retriever":
         return VietEnBM25Retriever(
             tokenizer_settings=self.tokenizer_settings,
             existing_bm25=self.bm25,
             corpus=self.corpus,
             similarity_top_k=similarity_top_k,
             callback_manager=self.callback_manager,
+            metadata_filter=metadata_filter,
+            _mask_cache=self._mask_cache,
         )
+
+    def allowed_mask(self, metadata_filter: MetadataFilter) -> np.ndarray:
+        """Which corpus rows the filter allows (computed once per filter and index)."""
+        mask = self._mask_cache.get(metadata_filter)
+        if mask is None:
+            mask = np.fromiter((metadata_filter.matches(row.get("metadata", {})) for row in self.corpus),
+                               dtype=bool, count=len(self.corpus))
+            self._mask_cache[metadata_filter] = mask
+        return mask
 
     def persist(self, path: str, encoding: str = "utf-8", **kwargs: Any) -> None:
         """Save the index, its corpus and the tokenizer settings that produced it."""
@@ -158,16 +181,32 @@ class VietEnBM25Retriever(BM25Retriever):
         query_tokens = [t for t in query_tokens if t in vocab]
         if not query_tokens or not self.corpus:
             return []
-        k = min(self.similarity_top_k, len(self.corpus))
-        indexes, scores = self.bm25.retrieve(
-            [query_tokens], k=k, show_progress=False, n_threads=1
-        )
+        if self.metadata_filter.is_empty:
+            k = min(self.similarity_top_k, len(self.corpus))
+            indexes, scores = self.bm25.retrieve([query_tokens], k=k, show_progress=False, n_threads=1)
+            ranked = zip(indexes[0], scores[0])
+        else:
+            ranked = _top_allowed(self.bm25.get_scores(query_tokens), self.allowed_mask(self.metadata_filter),
+                                  self.similarity_top_k)
         results: list[NodeWithScore] = []
-        for idx, score in zip(indexes[0], scores[0]):
+        for idx, score in ranked:
             if float(score) <= 0.0:
                 continue  # score-0 filler: matched no query token
-            results.append(NodeWithScore(node=_row_to_node(self.corpus[int(idx)]), score=float(score)))
+            row = self.corpus[int(idx)]
+            if not self.metadata_filter.matches(row.get("metadata", {})):
+                continue  # never reached with a correct mask; the check costs nothing and guards leaks
+            results.append(NodeWithScore(node=_row_to_node(row), score=float(score)))
         return results
+
+
+def _top_allowed(scores: np.ndarray, allowed: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """Indexes and scores of the k best allowed rows with a positive score, best first."""
+    masked = np.where(allowed, scores, 0.0)
+    candidates = np.flatnonzero(masked > 0.0)
+    if candidates.size > k:
+        candidates = candidates[np.argpartition(-masked[candidates], k - 1)[:k]]
+    order = candidates[np.argsort(-masked[candidates], kind="stable")]
+    return [(int(i), float(masked[i])) for i in order]
 
 
 def _node_to_row(node: BaseNode) -> dict[str, Any]:

@@ -31,7 +31,9 @@ from engines import condense
 from engines.answer import AnswerFilter, build_messages
 from engines.record import Candidate, CondenseTrace, Source, TurnRecord, append_jsonl
 from engines.refusal import RelevanceGate, refusal_message
+from engines.router import DIRECT, DIRECT_REPLY_PROMPT, OUT_OF_SCOPE, out_of_scope_reply
 from engines.text import detect_language
+from engines.transforms import QueryExpander
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +84,9 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         max_context_chars: int = 6000,
         retrieve_answers: bool = True,
         record_log: Path | None = None,
+        router: Any = None,
+        expander: QueryExpander | None = None,
+        embed_model: Any = None,
     ) -> None:
         postprocessors = list(postprocessors or [])
         query_engine = RetrieverQueryEngine.from_args(retriever, llm=llm, node_postprocessors=postprocessors)
@@ -101,6 +106,9 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         self._max_context_chars = max_context_chars
         self._synthesize = retrieve_answers
         self._record_log = record_log
+        self._router = router
+        self._expander = expander if expander is not None and expander.is_active else None
+        self._embed_model = embed_model
         self.records: list[TurnRecord] = []
 
     # ------------------------------------------------------------------ public helpers
@@ -112,6 +120,30 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
     def reset(self) -> None:
         super().reset()
         self.records = []
+
+    @property
+    def metadata_filter(self) -> Any:
+        return getattr(self._retriever, "metadata_filter", None)
+
+    def set_filter(self, metadata_filter: Any) -> None:
+        """Restrict every later turn of this session (both retrievers) to ``metadata_filter``."""
+        self._retriever = self._retriever.with_filter(metadata_filter)
+        self._query_engine = RetrieverQueryEngine.from_args(
+            self._retriever, llm=self._answer_llm, node_postprocessors=self._postprocessors)
+
+    @property
+    def transforms(self) -> tuple[str, ...]:
+        return self._expander.transforms if self._expander else ()
+
+    def set_expander(self, expander: QueryExpander | None) -> None:
+        self._expander = expander if expander is not None and expander.is_active else None
+
+    def set_router(self, router: Any) -> None:
+        self._router = router
+
+    @property
+    def router(self) -> Any:
+        return self._router
 
     # ------------------------------------------------------------------ condense (overrides)
 
@@ -149,16 +181,36 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         language = detect_language(message)
         record = TurnRecord(question=message, language=language)
 
+        flt = self.metadata_filter
+        if flt is not None:
+            record.filters = flt.to_spec()
+        if self._router is not None:
+            t0 = time.perf_counter()
+            decision = self._router.route(message, condense.history_to_text(condense.window(history, 2)))
+            record.timings_ms["route"] = _ms(t0)
+            record.route, record.route_scores = decision.route, dict(decision.scores)
+            record.llm_calls += decision.llm_calls
+            if decision.route == OUT_OF_SCOPE:
+                record.refused, record.refusal_reason = True, "out_of_scope"
+                return PreparedTurn(record, [], None, started=started)
+            if decision.route == DIRECT:
+                messages = None
+                if self._synthesize:
+                    messages = [ChatMessage(role=MessageRole.SYSTEM, content=DIRECT_REPLY_PROMPT),
+                                *condense.window(history, 4), ChatMessage(role=MessageRole.USER, content=message)]
+                return PreparedTurn(record, [], messages, started=started)
+
         t0 = time.perf_counter()
         record.query, calls = self._condense(history, message, record.condense)
         record.llm_calls += calls
         record.timings_ms["condense"] = _ms(t0)
 
         t0 = time.perf_counter()
-        nodes = self._retriever.retrieve(record.query)
+        nodes, first_pass = self._retrieve(record, message)
         record.timings_ms["retrieve"] = _ms(t0)
         record.candidates = [_candidate(n) for n in nodes]
-        record.max_raw_scores = self._gate.max_scores(c.raw_scores for c in record.candidates)
+        # The gate judges the user's question (first pass), never an LLM-invented query or passage.
+        record.max_raw_scores = self._gate.max_scores(getattr(n, "raw_scores", {}) or {} for n in first_pass)
 
         if not nodes or not self._gate.is_relevant(record.max_raw_scores):
             record.refused = True
@@ -188,10 +240,41 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         record.prompt_chars = sum(len(m.content or "") for m in messages)
         return PreparedTurn(record, nodes, messages, answer_suffix=suffix, started=started)
 
+    def _retrieve(self, record: TurnRecord, question: str) -> tuple[list[NodeWithScore], list[NodeWithScore]]:
+        """(nodes for the context, the first pass alone). Extra queries of the enabled transforms
+        are retrieved separately and fused with the first pass by reciprocal rank."""
+        retriever = self._retriever
+        if not hasattr(retriever, "run"):
+            nodes = retriever.retrieve(record.query)
+            return nodes, nodes
+        runs = retriever.run(QueryBundle(record.query))
+        first_pass = retriever.fuse(runs)
+        if self._expander is None:
+            return first_pass, first_pass
+        best = max((float(n.raw_scores.get("vector", float("-inf"))) for n in first_pass
+                    if getattr(n, "raw_scores", None)), default=None)
+        t0 = time.perf_counter()
+        expansion = self._expander.expand(record.query, question, best)
+        record.timings_ms["transform"] = _ms(t0)
+        record.llm_calls += expansion.llm_calls
+        record.transforms = list(expansion.trace)
+        for extra in expansion.queries:
+            if extra.vector_only:
+                if "vector" not in retriever.retriever_names or self._embed_model is None:
+                    continue
+                # HyDE: an answer-shaped text is compared as a passage with passages.
+                bundle = QueryBundle(extra.text, embedding=self._embed_model.get_text_embedding(extra.text))
+                runs += retriever.run(bundle, only=["vector"])
+            else:
+                runs += retriever.run(QueryBundle(extra.text))
+        return (retriever.fuse(runs) if expansion.queries else first_pass), first_pass
+
     def _finish(self, prepared: PreparedTurn, answer: AnswerFilter | None, synth_ms: float | None) -> None:
         record = prepared.record
         if prepared.messages is None:
-            if record.refused:
+            if record.refusal_reason == "out_of_scope":
+                record.answer = out_of_scope_reply(record.language)
+            elif record.refused:
                 record.answer = refusal_message(record.language)
         else:
             record.llm_calls += 1

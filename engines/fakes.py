@@ -31,6 +31,7 @@ from engines.refusal import NOT_FOUND_MARKER
 from engines.text import content_words
 
 _LAST_MESSAGE = re.compile(r"Last message: (.*?)\nStandalone question:", re.S)
+_TRANSFORM_QUESTION = re.compile(r"Question: (.+)\n(?:Queries|Passage|Sub-questions|General):")
 _EXCERPT = re.compile(r"\[\d+\] [^\n]*\n(.*?)(?=\n\n\[\d+\] |\n\nNotes:|\n\nQuestion|\Z)", re.S)
 _QUESTION = re.compile(r"\nQuestion: (.*?)\nAnswer:", re.S)
 
@@ -86,7 +87,12 @@ class ScriptedLLM(CustomLLM):
 
 
 def imitate(prompt: str) -> str:
-    """What a small instruction model typically does with our two prompts."""
+    """What a small instruction model typically does with our prompts."""
+    transform = _TRANSFORM_QUESTION.search(prompt)
+    if transform:
+        return transform.group(1).strip()  # weak models restate the question instead of transforming it
+    if prompt.rstrip().endswith("Label:"):
+        return "DOCS"
     condense = _LAST_MESSAGE.findall(prompt)
     if condense:
         return condense[-1].strip()  # weak condensers copy the question back

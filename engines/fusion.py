@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.llms import LLM
@@ -101,6 +102,21 @@ class HybridFusionRetriever(QueryFusionRetriever):
     def retriever_names(self) -> list[str]:
         return list(self._names)
 
+    @property
+    def metadata_filter(self) -> Any:
+        return getattr(self._retrievers[0], "metadata_filter", None)
+
+    def with_filter(self, metadata_filter: Any) -> "HybridFusionRetriever":
+        """The same fusion over the same indexes, every side restricted by ``metadata_filter``."""
+        missing = [n for n, r in zip(self._names, self._retrievers) if not hasattr(r, "with_filter")]
+        if missing:
+            raise TypeError(f"retrievers {missing} cannot apply metadata filters")
+        return HybridFusionRetriever(
+            {n: r.with_filter(metadata_filter) for n, r in zip(self._names, self._retrievers)},
+            llm=self._llm, weights=dict(zip(self._names, self._weights)),
+            similarity_top_k=self.similarity_top_k, rrf_k=self._rrf_k, num_queries=self.num_queries,
+        )
+
     def _fuse(self, results: list[tuple[str, list[NodeWithScore]]]) -> list[NodeWithScore]:
         """results: (retriever name, its ranked nodes) per (query, retriever) run."""
         by_id: dict[str, NodeWithScore] = {}
@@ -129,6 +145,15 @@ class HybridFusionRetriever(QueryFusionRetriever):
             FusedNode(node=by_id[node_id].node, score=score, raw_scores=raw[node_id], ranks=ranks[node_id])
             for node_id, score in fused[: self.similarity_top_k]
         ]
+
+    def run(self, query_bundle: QueryBundle, only: Sequence[str] | None = None) -> list[tuple[str, list[NodeWithScore]]]:
+        """Each retriever's ranked list for one query (``only``: a subset by name), not yet fused."""
+        return [(name, retriever.retrieve(query_bundle))
+                for name, retriever in zip(self._names, self._retrievers) if only is None or name in only]
+
+    def fuse(self, results: list[tuple[str, list[NodeWithScore]]]) -> list[NodeWithScore]:
+        """Weighted RRF over runs from :meth:`run` (several queries' runs may be pooled)."""
+        return self._fuse(results)
 
     def _queries(self, query_bundle: QueryBundle) -> list[QueryBundle]:
         if self.num_queries > 1:

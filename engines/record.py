@@ -55,7 +55,9 @@ class TurnRecord:
     llm_calls: int = 0
     prompt_chars: int = 0
     route: str = "docs"
+    route_scores: dict[str, float] = field(default_factory=dict)
     transforms: list[str] = field(default_factory=list)
+    filters: dict[str, Any] = field(default_factory=dict)
 
     @property
     def retrieved_doc_ids(self) -> list[str]:

@@ -25,6 +25,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from engines.bm25 import VietEnBM25Retriever
 from engines.errors import IndexUnavailable
+from engines.filters import NO_FILTER, MetadataFilter
 
 logger = logging.getLogger(__name__)
 
@@ -188,32 +189,40 @@ class ChromaVectorRetriever(BaseRetriever):
     """
 
     def __init__(self, collection: Any, embed_model: BaseEmbedding, similarity_top_k: int = 20,
-                 where: dict[str, Any] | None = None) -> None:
+                 metadata_filter: MetadataFilter | None = None) -> None:
         super().__init__()
         self._collection = collection
         self._embed_model = embed_model
         self.similarity_top_k = similarity_top_k
-        self._where = where
+        self.metadata_filter = metadata_filter or NO_FILTER
 
     def with_top_k(self, similarity_top_k: int) -> "ChromaVectorRetriever":
-        return ChromaVectorRetriever(self._collection, self._embed_model, similarity_top_k, self._where)
+        return ChromaVectorRetriever(self._collection, self._embed_model, similarity_top_k, self.metadata_filter)
+
+    def with_filter(self, metadata_filter: MetadataFilter) -> "ChromaVectorRetriever":
+        return ChromaVectorRetriever(self._collection, self._embed_model, self.similarity_top_k, metadata_filter)
 
     def _query(self, embedding: list[float]) -> list[NodeWithScore]:
         count = self._collection.count()
         if count == 0:
             return []
+        flt = self.metadata_filter
+        # Date ranges are checked after the query: fetch more so top-k survives the check.
+        n_results = self.similarity_top_k * (4 if flt.needs_post_filter else 1)
         result = self._collection.query(
             query_embeddings=[embedding],
-            n_results=min(self.similarity_top_k, count),
-            where=self._where,
+            n_results=min(n_results, count),
+            where=flt.chroma_where(),
             include=["documents", "metadatas", "distances", "embeddings"],
         )
         nodes = []
         for i, chunk_id in enumerate(result["ids"][0]):
-            node = make_node(chunk_id, result["documents"][0][i], result["metadatas"][0][i] or {},
-                             list(result["embeddings"][0][i]))
+            metadata = result["metadatas"][0][i] or {}
+            if not flt.matches(metadata):
+                continue
+            node = make_node(chunk_id, result["documents"][0][i], metadata, list(result["embeddings"][0][i]))
             nodes.append(NodeWithScore(node=node, score=1.0 - float(result["distances"][0][i])))
-        return nodes
+        return nodes[: self.similarity_top_k]
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         embedding = query_bundle.embedding or self._embed_model.get_query_embedding(query_bundle.query_str)

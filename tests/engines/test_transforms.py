@@ -1,0 +1,126 @@
+"""Query transforms: parsing, when they fire, and what they change in retrieval and the record."""
+
+from __future__ import annotations
+
+import pytest
+
+from engines.errors import ConfigError
+from engines.fakes import ScriptedLLM
+from engines.transforms import ActivationRules, QueryExpander, is_multi_part, parse_lines
+
+
+def test_parse_lines_strips_numbering_drops_repeats_and_the_original() -> None:
+    raw = "1. Phí thường niên thẻ Vàng\n- phí thường niên thẻ vàng\n\n2) Biểu phí thẻ SKU-4471\n* Câu gốc?\n3. Thêm"
+    assert parse_lines(raw, limit=3, exclude=["Câu gốc?"]) == [
+        "Phí thường niên thẻ Vàng", "Biểu phí thẻ SKU-4471", "Thêm"]
+    assert parse_lines(raw, limit=1) == ["Phí thường niên thẻ Vàng"]
+
+
+@pytest.mark.parametrize("question, multi", [
+    ("So sánh lãi suất và điều kiện giữa vay mua nhà và vay tiêu dùng", True),
+    ("Compare the rate limits of API v1 and v2", True),
+    ("Vay mua nhà lãi suất bao nhiêu? Thời hạn tối đa bao lâu?", True),
+    ("Phí tất toán trước hạn gói vay mua nhà 2024?", False),
+    ("Nhân viên thử việc và hợp đồng thời vụ có được nghỉ phép không?", False),  # one question, two subjects
+])
+def test_only_real_multi_part_questions_are_decomposed(question: str, multi: bool) -> None:
+    assert is_multi_part(question) is multi
+
+
+def test_conditional_rules_fire_on_short_queries_or_a_weak_first_pass() -> None:
+    rules = ActivationRules("conditional", short_query_words=8, low_score=0.85)
+    assert rules.reasons("Vay mua nhà cần gì?", 0.95) == ["short query (5 < 8 words)"]
+    assert rules.reasons("Phí tất toán trước hạn của gói vay mua nhà năm 2024 là bao nhiêu?", 0.95) == []
+    assert "weak first pass" in rules.reasons("Phí tất toán trước hạn của gói vay mua nhà năm 2024 là bao nhiêu?", 0.80)[0]
+    assert ActivationRules("always").reasons("anything at all in many many words here", 0.99) == ["always"]
+    with pytest.raises(ConfigError):
+        ActivationRules("sometimes")
+
+
+def test_unknown_transform_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="available"):
+        QueryExpander(ScriptedLLM(), ["hyde", "rerank"])
+
+
+def test_failing_transform_does_not_fail_the_turn() -> None:
+    class Broken(ScriptedLLM):
+        def _reply(self, prompt: str) -> str:
+            raise TimeoutError("model server gone")
+
+    expansion = QueryExpander(Broken(), ["multiquery"], ActivationRules("always")).expand("q ở đây", "q ở đây", 0.9)
+    assert expansion.queries == [] and expansion.trace == ["multiquery: failed (TimeoutError)"]
+
+
+# ------------------------------------------------------------------ through the engine
+
+
+def engine_with(pipeline, replies, transforms, activation="always"):
+    llm = ScriptedLLM(replies)
+    pipeline.models.llm = llm
+    pipeline.models.condense_llm = llm
+    return pipeline.new_engine(transforms=transforms, activation=activation, record_log=False), llm
+
+
+def test_multi_query_variant_finds_what_the_question_alone_misses(pipeline) -> None:
+    question = "Chuyển tiếp off qua kỳ tới?"  # none of the target's words
+    plain, _ = engine_with(pipeline, [], [])
+    assert "leave-seasonal-carryover" not in plain.prepare_only(question).retrieved_doc_ids
+    engine, llm = engine_with(pipeline, ["1. Ngày phép hợp đồng thời vụ có được cộng dồn sang hợp đồng sau\n2. "
+                                         "phép chưa nghỉ thanh toán bằng tiền"], ["multiquery"])
+    record = engine.prepare_only(question)
+    assert "leave-seasonal-carryover" in record.retrieved_doc_ids
+    assert record.llm_calls == 1 and "Queries:" in llm.prompts[0]
+    assert record.transforms == ["multiquery: 2 queries (always)"]
+    assert "transform" in record.timings_ms
+
+
+def test_hyde_passage_cannot_talk_the_gate_into_answering(pipeline) -> None:
+    # The invented passage copies a real document word for word; the question itself matches nothing.
+    question = "Công thức nấu phở bò ngon?"
+    invented = "Thẻ tín dụng mã SKU-4471 có phí thường niên 200.000 đồng, miễn phí năm đầu."
+    engine, _ = engine_with(pipeline, [invented], ["hyde"])
+    record = engine.prepare_only(question)
+    assert "card-sku-4471" in record.retrieved_doc_ids  # HyDE did pull the passage in ...
+    assert record.refused and record.refusal_reason == "no_relevant_documents"  # ... the gate judged the question
+
+
+def test_hyde_runs_on_the_vector_side_only(pipeline) -> None:
+    engine, _ = engine_with(pipeline, ["Người lao động theo hợp đồng thời vụ được nghỉ 1 ngày phép mỗi tháng."], ["hyde"])
+    calls = []
+    original_run = engine._retriever.run
+
+    def spy(bundle, only=None):
+        calls.append((bundle.query_str[:20], tuple(only or ()), bundle.embedding is not None))
+        return original_run(bundle, only=only)
+
+    engine._retriever.run = spy
+    engine.prepare_only("Thời vụ nghỉ mấy ngày?")
+    assert calls[0] == ("Thời vụ nghỉ mấy ngà", (), False)
+    assert calls[1][1:] == (("vector",), True)  # the passage is embedded as a passage, BM25 is not asked
+
+
+def test_conditional_activation_skips_llm_for_long_clear_questions(pipeline) -> None:
+    engine, llm = engine_with(pipeline, [], ["multiquery", "hyde"], activation="conditional")
+    record = engine.prepare_only("Người lao động theo hợp đồng thời vụ được nghỉ bao nhiêu ngày phép cho mỗi tháng?")
+    assert llm.calls == 0 and record.llm_calls == 0
+    assert all("skipped" in t for t in record.transforms)
+
+
+def test_decomposition_only_runs_for_multi_part_questions(pipeline) -> None:
+    engine, llm = engine_with(pipeline, ["Phí thường niên thẻ SKU-4471?\nPhí thường niên thẻ SKU-4417?"], ["decompose"])
+    engine.prepare_only("Phí thường niên thẻ Vàng là bao nhiêu?")
+    assert llm.calls == 0
+    record = engine.prepare_only("So sánh phí thường niên của thẻ Vàng và thẻ Bạch Kim")
+    assert llm.calls == 1 and {"card-sku-4471", "card-sku-4417"} <= set(record.retrieved_doc_ids)
+
+
+def test_original_question_is_kept_beside_the_rewrite_without_an_llm_call(pipeline) -> None:
+    from llama_index.core.base.llms.types import ChatMessage, MessageRole
+
+    engine, llm = engine_with(pipeline, ["Thẻ tín dụng Bạch Kim có phí thường niên bao nhiêu?"], ["original"])
+    history = [ChatMessage(role=MessageRole.USER, content="Thẻ Bạch Kim có phí gì?"),
+               ChatMessage(role=MessageRole.ASSISTANT, content="Phí thường niên.")]
+    record = engine.prepare_only("Còn SKU-4471?", history)
+    assert llm.calls == 1  # the condense call only
+    assert record.transforms == ["original: the user's own words beside the rewrite"]
+    assert "card-sku-4471" in record.retrieved_doc_ids  # the code from the user's own words survived
