@@ -22,12 +22,18 @@ from app.factory import Pipeline, build_models, open_pipeline
 from app.ingest import run_ingest, summary
 from app.logging_setup import configure_logging
 from engines.chat import ConversationalRAGEngine
-from engines.errors import ModelUnavailable, TurnragError
+from engines.errors import ConfigError, ModelUnavailable, TurnragError
+from engines.filters import MetadataFilter
 from engines.record import TurnRecord
 from engines.store import Manifest
 
 HELP = """Commands:
   /sources  show the sources of the last answer
+  /filter   show the session filter; /filter department=tin-dung date_from=2024-01-01 inactive=on
+            narrows every later turn (a|b for several values); /filter clear removes it
+  /transforms  show; /transforms multiquery,hyde [always|conditional] | off
+            (original, multiquery, hyde, decompose, stepback)
+  /router   show; /router semantic | llm | off
   /debug    toggle showing the rewritten query and the per-turn record
   /record   print the last turn record as JSON
   /reset    start a new conversation
@@ -62,8 +68,10 @@ class Repl:
     """One conversation over one engine; reads lines, writes answers."""
 
     def __init__(self, engine: ConversationalRAGEngine, out: IO[str], *, interactive: bool, debug: bool = False,
-                 new_engine: Callable[[], ConversationalRAGEngine] | None = None) -> None:
+                 new_engine: Callable[[], ConversationalRAGEngine] | None = None,
+                 pipeline: Pipeline | None = None) -> None:
         self.engine = engine
+        self.pipeline = pipeline
         self.out = out
         self.interactive = interactive
         self.debug = debug
@@ -77,16 +85,29 @@ class Repl:
         if not line:
             return True
         if line.startswith("/"):
-            return self._command(line.split()[0].lower())
+            command, _, argument = line.partition(" ")
+            return self._command(command.lower(), argument.strip())
         self._ask(line)
         return True
 
-    def _command(self, command: str) -> bool:
+    def _command(self, command: str, argument: str = "") -> bool:
         record = self.engine.last_record
         if command in ("/quit", "/exit", "/q"):
             return False
+        if command in ("/filter", "/transforms", "/router"):
+            try:
+                self._session_command(command, argument)
+            except TurnragError as exc:
+                print_error(self.console, exc)
+            return True
         if command == "/reset":
+            previous = self.engine
             self.engine = self._new_engine() if self._new_engine else self.engine
+            if self.engine is not previous:  # session choices outlive the conversation
+                if previous.metadata_filter is not None:
+                    self.engine.set_filter(previous.metadata_filter)
+                self.engine.set_expander(previous._expander)
+                self.engine.set_router(previous.router)
             self.engine.reset()
             self._line(LABELS[record.language if record else "vi"]["reset"])
         elif command == "/sources":
@@ -99,6 +120,38 @@ class Repl:
         else:
             self._line(HELP)
         return True
+
+    def _session_command(self, command: str, argument: str) -> None:
+        """/filter, /transforms and /router: change how every later turn of this session runs."""
+        engine, pipeline = self.engine, self.pipeline
+        if command == "/filter":
+            if argument and pipeline is None:
+                raise ConfigError("filters need the pipeline; restart the REPL")
+            if argument == "clear":
+                engine.set_filter(pipeline.session_filter())
+            elif argument:
+                current = engine.metadata_filter or pipeline.session_filter()
+                engine.set_filter(MetadataFilter.parse_assignments(argument, base=current))
+            flt = engine.metadata_filter
+            self._line(f"filter: {flt.describe() if flt is not None else 'none'}")
+        elif command == "/transforms":
+            if argument:
+                if pipeline is None:
+                    raise ConfigError("transforms need the pipeline; restart the REPL")
+                parts = argument.replace(",", " ").split()
+                activation = next((p for p in parts if p in ("always", "conditional")), None)
+                names = [p for p in parts if p not in ("always", "conditional", "off")]
+                engine.set_expander(pipeline.expander(names, activation) if names else None)
+            expander = engine._expander
+            self._line(f"transforms: {', '.join(expander.transforms)} ({expander.rules.mode})" if expander
+                       else "transforms: off")
+        else:
+            if argument:
+                if argument not in ("semantic", "llm", "off") or pipeline is None:
+                    raise ConfigError(f"/router {argument}: use semantic, llm or off")
+                engine.set_router(pipeline.router(argument))
+            router = engine.router
+            self._line(f"router: {'off' if router is None else type(router).__name__}")
 
     def _ask(self, question: str) -> None:
         try:
@@ -142,6 +195,11 @@ class Repl:
     def _debug(self, record: TurnRecord) -> None:
         labels = LABELS.get(record.language, LABELS["en"])
         self._line(f"{labels['query']}: {record.query}", style="cyan")
+        if record.route_scores:
+            scores = ", ".join(f"{k}={v:.3f}" for k, v in record.route_scores.items())
+            self._line(f"route: {record.route} ({scores})", style="cyan")
+        for transform in record.transforms:
+            self._line(f"transform {transform}", style="cyan")
         if record.condense.fallback_reason:
             self._line(f"condense fallback: {record.condense.fallback_reason} (model said: {record.condense.raw_output!r})", style="cyan")
         for cand in record.candidates:
@@ -195,7 +253,7 @@ def run(argv: list[str] | None = None, stdin: IO[str] | None = None, stdout: IO[
         print_error(err_console, exc)
         return 2
     repl = Repl(pipeline.new_engine(), stdout, interactive=interactive, debug=args.debug,
-                new_engine=pipeline.new_engine)
+                new_engine=pipeline.new_engine, pipeline=pipeline)
     if interactive:
         return _interactive_loop(repl)
     for line in stdin:

@@ -9,10 +9,10 @@ from a row to the message and explicit chat history to send. Built in:
 * ``reference`` - the row's reference ``rewrite`` (rows without one are skipped): an upper
   bound for rewriting with this retriever.
 
-Later strategies register under their own name, e.g. multi-query::
-
-    register_config(QueryConfig("multiquery", "condense + 3 generated queries",
-                                build=condensed, engine_options={"num_queries": 3}, audit=True))
+Composed names add query transforms and routing to a base, e.g. ``condense+multiquery``,
+``condense+hyde+cond`` (``cond`` = conditional activation instead of always), ``condense+router``
+(semantic router), ``condense+llmrouter``, ``lastturn+original``. Other strategies register under
+their own name with :func:`register_config`.
 """
 
 from __future__ import annotations
@@ -116,11 +116,28 @@ def available_configs() -> list[str]:
     return list(_REGISTRY)
 
 
+MODIFIERS = ("original", "multiquery", "hyde", "decompose", "stepback", "router", "llmrouter", "cond")
+
+
+def compose_config(name: str) -> QueryConfig:
+    """``base+modifier+...``: a built-in base with transforms, a router or conditional activation."""
+    base_name, *mods = name.split("+")
+    base = _REGISTRY.get(base_name)
+    unknown = [m for m in mods if m not in MODIFIERS]
+    if base is None or not mods or unknown or len(set(mods)) != len(mods):
+        raise ConfigError(f"unknown configuration {name!r}; available: {', '.join(_REGISTRY)}, or a base plus "
+                          f"modifiers joined by '+' ({', '.join(MODIFIERS)}), e.g. condense+multiquery")
+    transforms = tuple(m for m in mods if m not in ("router", "llmrouter", "cond"))
+    router = "llm" if "llmrouter" in mods else "semantic" if "router" in mods else "off"
+    options = {**dict(base.engine_options), "transforms": transforms, "router": router,
+               "activation": "conditional" if "cond" in mods else "always"}
+    return QueryConfig(name, f"{base.description}; {', '.join(mods)}", base.build, options, audit=base.audit)
+
+
 def get_config(name: str) -> QueryConfig:
-    try:
+    if name in _REGISTRY:
         return _REGISTRY[name]
-    except KeyError:
-        raise ConfigError(f"unknown configuration {name!r}; available: {', '.join(_REGISTRY)}") from None
+    return compose_config(name)
 
 
 def resolve_configs(names: Iterable[str | QueryConfig]) -> list[QueryConfig]:

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engines.errors import DocumentError
+from engines.errors import ConfigError, DocumentError
+from engines.filters import MetadataFilter
 
 ROW_TYPES = ("standalone", "non_standalone", "unanswerable")
 ANSWERABLE_TYPES = ("standalone", "non_standalone")
@@ -202,8 +203,14 @@ def row_problems(obj: Any) -> list[str]:
         value = obj.get(name)
         if value is not None and (not isinstance(value, str) or not value.strip()):
             problems.append(f"field '{name}': expected a non-empty string or null, got {value!r}")
-    if obj.get("filters") is not None and not isinstance(obj["filters"], dict):
-        problems.append(f"field 'filters': expected an object or null, got {obj['filters']!r}")
+    if obj.get("filters") is not None:
+        if not isinstance(obj["filters"], dict):
+            problems.append(f"field 'filters': expected an object or null, got {obj['filters']!r}")
+        else:
+            try:
+                MetadataFilter.parse(obj["filters"], where="field 'filters'")
+            except ConfigError as exc:
+                problems.append(str(exc))
     return problems
 
 

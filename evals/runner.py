@@ -58,6 +58,8 @@ class RowResult:
     condense_fallback: str | None = None
     skipped: str | None = None
     history_seen: tuple[tuple[str, str], ...] = ()  # the history the engine was given
+    route: str = "docs"
+    transforms: tuple[str, ...] = ()  # which transforms ran and why (from the turn record)
     scores: dict[str, float] = field(default_factory=dict)
     hit: bool | None = None
     must_contain_ok: bool | None = None
@@ -80,6 +82,7 @@ class RowResult:
             "stale_value": row.stale_value, "stale": self.stale,
             "latency_ms": dict(self.latency_ms), "llm_calls": self.llm_calls, "conflicts": self.conflicts,
             "condense_used_llm": self.condense_used_llm, "condense_fallback": self.condense_fallback,
+            "route": self.route, "transforms": list(self.transforms),
             "skipped": self.skipped, "rewrite": row.rewrite, "expected_answer": row.answer, "filters": row.filters,
             "source": row.where,
         }
@@ -97,18 +100,32 @@ def replay(pipeline: "Pipeline", rows: Sequence[EvalRow], config: QueryConfig, *
                           "drop retrieval-only (or use mode 'rows')")
     engine = config.new_engine(pipeline)
     if mode == "rows":
-        return _replay_rows(engine, rows, config, retrieval_only, on_progress)
-    return _replay_live(engine, rows, config, on_progress)
+        return _replay_rows(engine, rows, config, retrieval_only, on_progress, pipeline)
+    return _replay_live(engine, rows, config, on_progress, pipeline)
+
+
+def _apply_row_filter(engine: "ConversationalRAGEngine", pipeline: "Pipeline | None", row: EvalRow,
+                      current: Any) -> Any:
+    """Restrict the engine to the row's ``filters`` (on top of the session's); returns the filter in force."""
+    if pipeline is None or not hasattr(engine, "set_filter"):
+        return current
+    wanted = pipeline.session_filter(row.filters) if row.filters else pipeline.session_filter()
+    if wanted != current:
+        engine.set_filter(wanted)
+    return wanted
 
 
 def _replay_rows(engine: "ConversationalRAGEngine", rows: Sequence[EvalRow], config: QueryConfig,
-                 retrieval_only: bool, on_progress: ProgressFn | None) -> list[RowResult]:
+                 retrieval_only: bool, on_progress: ProgressFn | None, pipeline: "Pipeline | None" = None
+                 ) -> list[RowResult]:
     results = []
+    current = getattr(engine, "metadata_filter", None)
     for index, row in enumerate(rows):
         turn_input = config.build(row)
         if turn_input.skip_reason:
             results.append(RowResult(config.name, index, row, skipped=turn_input.skip_reason))
         else:
+            current = _apply_row_filter(engine, pipeline, row, current)
             engine.reset()  # no memory carried between rows: the row's history is the history
             history = list(turn_input.chat_history)
             if retrieval_only:
@@ -124,13 +141,15 @@ def _replay_rows(engine: "ConversationalRAGEngine", rows: Sequence[EvalRow], con
 
 
 def _replay_live(engine: "ConversationalRAGEngine", rows: Sequence[EvalRow], config: QueryConfig,
-                 on_progress: ProgressFn | None) -> list[RowResult]:
+                 on_progress: ProgressFn | None, pipeline: "Pipeline | None" = None) -> list[RowResult]:
     conversations: dict[str, list[tuple[int, EvalRow]]] = {}
     for index, row in enumerate(rows):
         conversations.setdefault(row.conv_id, []).append((index, row))
     results: list[RowResult] = []
+    current = getattr(engine, "metadata_filter", None)
     for turns in conversations.values():
         engine.reset()
+        current = _apply_row_filter(engine, pipeline, turns[0][1], current)  # one filter per conversation
         transcript: list[tuple[str, str]] = []
         sent = 0  # user messages of this conversation already sent
         for index, row in sorted(turns, key=lambda item: item[1].turn):
@@ -162,7 +181,7 @@ def from_record(config: str, index: int, row: EvalRow, message: str, record: Tur
         refusal_reason=record.refusal_reason, answer=record.answer, latency_ms=dict(record.timings_ms),
         llm_calls=record.llm_calls, conflicts=dict(record.conflicts or {}),
         condense_used_llm=record.condense.used_llm, condense_fallback=record.condense.fallback_reason,
-        history_seen=history_seen,
+        history_seen=history_seen, route=record.route, transforms=tuple(record.transforms),
     )
 
 

@@ -91,3 +91,29 @@ def test_bad_setting_exits_2_with_the_setting_named(tmp_path, corpus, monkeypatc
     monkeypatch.setenv("TURNRAG_TOP_K", "0")
     code, out, err = transcript(tmp_path, corpus, [])
     assert code == 2 and "TURNRAG_TOP_K" in err and "Traceback" not in err
+
+
+def test_session_commands_filter_transform_and_route(tmp_path, corpus):
+    hook = scripted("Thẻ tín dụng mã SKU-4471 có phí thường niên 200.000 đồng.")
+    code, out, _ = transcript(tmp_path, corpus, [
+        "/filter department=the",          # no document has this department: nothing may be shown
+        "Phí thường niên thẻ SKU-4471?",
+        "/filter clear",
+        "/transforms multiquery,hyde conditional",
+        "/transforms bogus",
+        "/router semantic",
+        "/reset",
+        "/transforms",
+        "/router",
+        "/filter date_from=01-01-2024",
+    ], hook=hook)
+    assert code == 0
+    assert "filter: department=the, active documents only" in out
+    assert out.count("Xin lỗi, tôi không tìm thấy thông tin này trong tài liệu.") == 1
+    assert "filter: active documents only" in out
+    assert "transforms: multiquery, hyde (conditional)" in out
+    assert "unknown query transform(s) ['bogus']" in out
+    assert "router: SemanticRouter" in out
+    assert out.count("transforms: multiquery, hyde (conditional)") == 2  # kept across /reset
+    assert out.count("router: SemanticRouter") == 2
+    assert "/filter.date_from: '01-01-2024' is not a date; write YYYY-MM-DD" in out

@@ -14,6 +14,7 @@ from evals.evaluation import run_evaluation
 from evals.replay import main
 from evals.report import markdown, write_report
 from evals.runner import replay
+from tests.conftest import DOCS
 
 H1 = "Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?"
 A1 = "Không có phép năm trong thời gian thử việc."
@@ -211,3 +212,32 @@ def test_cli_help_lists_configs_and_outputs(capsys):
         main(["--help"])
     text = capsys.readouterr().out
     assert "lastturn" in text and "reference" in text and "REPORT_SCHEMA.md" in text and "--retrieval-only" in text
+
+
+def test_row_filters_restrict_that_row_only(pipeline) -> None:
+    rows = parse_rows([json.dumps(r, ensure_ascii=False) for r in [
+        {"conv_id": "f", "turn": 1, "history": [], "question": H1, "type": "standalone",
+         "gold_doc_ids": ["leave-probation"], "filters": {"date_from": "2024-03-01"}},
+        {"conv_id": "g", "turn": 1, "history": [], "question": H1, "type": "standalone", "gold_doc_ids": ["leave-probation"]},
+    ]])
+    filtered, free = replay(pipeline, rows, get_config("lastturn"))
+    dates = {doc_id: date for doc_id, (_, date, _) in DOCS.items()}
+    assert filtered.retrieved_doc_ids and all(dates[d] >= "2024-03-01" for d in filtered.retrieved_doc_ids)
+    assert free.retrieved_doc_ids[0] == "leave-probation"
+
+
+def test_bad_row_filter_names_the_line() -> None:
+    line = json.dumps({"conv_id": "f", "turn": 1, "history": [], "question": "q", "type": "standalone",
+                       "gold_doc_ids": ["x"], "filters": {"date_to": "yesterday"}})
+    with pytest.raises(Exception, match=r"rows>:1.*date_to.*YYYY-MM-DD"):
+        parse_rows([line])
+
+
+def test_composed_configurations_run_transforms_by_name(pipeline) -> None:
+    rows = parse_rows([json.dumps(ROWS[0], ensure_ascii=False)])
+    [result] = replay(pipeline, rows, get_config("condense+multiquery+stepback"))
+    assert result.retrieved_doc_ids[0] == "leave-probation"
+    # turn 1: no condense call; the fake LLM restates the question, so both transforms add nothing
+    assert result.llm_calls == 2 and [t.split(":")[0] for t in result.transforms] == ["multiquery", "stepback"]
+    with pytest.raises(ConfigError, match="modifiers joined by"):
+        get_config("condense+rerank")
