@@ -25,10 +25,10 @@ LLMKind = Literal["local", "openai", "openai-like", "fake"]
 #: (e5 puts unrelated same-language passages near 0.8, MiniLM near 0.3), so one number cannot serve all.
 #: refusal: `python -m evals.calibrate data/eval/sample_conversations.jsonl --corpus data/sample --embedding E`
 #: conflict gate: `python -m evals.conflicts data/eval/conflict_pairs.jsonl --corpus data/sample --embedding E`
-#: router: `python -m evals.routes data/eval/routes.jsonl --embedding E`
+#: router: `python -m evals.routes data/eval/routes.jsonl --eval-set data/eval/sample_conversations.jsonl --embedding E`
 CALIBRATED = {
-    "e5-small": {"refusal_min_vector": 0.83, "conflict_similarity": 0.88, "router_min_confidence": 0.88},
-    "minilm": {"refusal_min_vector": 0.39, "conflict_similarity": 0.68, "router_min_confidence": 0.6},
+    "e5-small": {"refusal_min_vector": 0.83, "conflict_similarity": 0.88, "router_min_confidence": 0.85},
+    "minilm": {"refusal_min_vector": 0.39, "conflict_similarity": 0.68, "router_min_confidence": 0.57},
 }
 #: For models nobody calibrated here (hf:...): refuse only on clearly unrelated results; the seed's gate.
 UNCALIBRATED = {"refusal_min_vector": 0.3, "conflict_similarity": 0.68, "router_min_confidence": 0.6}
