@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from app.config import load_settings
-from app.console import print_error
+from app.console import LineProgress, print_error
 from app.factory import ingest_path
 from app.logging_setup import configure_logging
 from engines.errors import TurnragError
@@ -39,10 +39,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run_ingest(settings, path: Path, prune: bool, console: Console, show_progress: bool = True) -> IngestReport:
-    """Ingest with a progress bar on the console; returns the report."""
-    if not show_progress:
+def run_ingest(settings, path: Path, prune: bool, console: Console, show_progress: bool = True,
+               quiet: bool = False) -> IngestReport:
+    """Ingest with a progress bar on the console (progress lines when not a terminal); returns the report."""
+    if quiet:
         return ingest_path(settings, path, prune=prune)
+    if not show_progress:
+        lines = LineProgress(console)
+        return ingest_path(settings, path, prune=prune, on_progress=lambda done, total: lines("embedding chunks", done, total))
     with Progress(TextColumn("[bold]Embedding chunks"), BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn(), console=console, transient=True) as progress:
         task = progress.add_task("embed", total=None)
@@ -65,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     console = Console(stderr=True)
     try:
         settings = load_settings(args.config, index_dir=args.index, embedding=args.embedding, chunk_size=args.chunk_size)
-        report = run_ingest(settings, args.path, args.prune, console, show_progress=not args.quiet and console.is_terminal)
+        report = run_ingest(settings, args.path, args.prune, console, show_progress=console.is_terminal,
+                            quiet=args.quiet)
     except TurnragError as exc:
         print_error(console, exc)
         return 2

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
 from app.config import load_settings
-from app.console import print_error
+from app.console import LineProgress, print_error
 from app.factory import build_models, ingest_path, open_pipeline
 from app.ingest import summary as ingest_summary
 from app.logging_setup import configure_logging
@@ -90,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--llm", help="local | openai | openai-like | fake")
     parser.add_argument("--embedding", help="e5-small | minilm | hf:<name-or-path> | fake")
     parser.add_argument("--top-k", type=int, help="chunks the engine keeps (default: settings, 5)")
+    parser.add_argument("--llm-cache", type=Path, help="JSONL cache of condense/transform replies (greedy decoding "
+                        "only): resumes long runs and shares the condense step between configurations; "
+                        "latencies of cached calls are not real")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging (also each condense fallback)")
     return parser
@@ -134,25 +137,37 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         settings.index_dir = EVAL_ROOT / "eval-index" / f"{_slug(args.corpus.resolve().name)}-{_slug(settings.embedding)}"
     show_progress = not args.quiet and err.is_terminal
     models = build_models(settings)
-    ingested = _ingest(settings, args.corpus, models.embed_model, err, show_progress)
+    cache = None
+    if args.llm_cache:
+        from evals.llm_cache import CachedLLM
+
+        models.condense_llm = cache = CachedLLM(models.condense_llm, args.llm_cache)
+    ingested = _ingest(settings, args.corpus, models.embed_model, err, show_progress, args.quiet)
     err.print(f"{settings.index_dir}: {ingest_summary(ingested)}", highlight=False, soft_wrap=True)
     pipeline = open_pipeline(settings, models)
     meta = {"dataset": str(args.dataset), "dataset_sha256": _sha256(args.dataset), "corpus": str(args.corpus),
             "n_rows": len(rows), "limit": args.limit}
-    with _progress(err, show_progress) as on_progress:
+    with _progress(err, show_progress, args.quiet) as on_progress:
         result = run_evaluation(pipeline, rows, configs, k=args.k, retrieval_only=args.retrieval_only,
                                 mode=args.mode, baseline=args.baseline, on_progress=on_progress, meta=meta)
     print_report(result, out)
+    if cache is not None:
+        out.print(f"LLM cache {args.llm_cache}: {cache.hits} hits, {cache.misses} new calls "
+                  "(condense/transform latencies of hits are not real)", highlight=False)
     out_dir = args.out or EVAL_ROOT / "eval-reports" / time.strftime("%Y%m%d-%H%M%S")
     paths = write_report(result, out_dir)
     out.print(f"wrote {paths.json}, {paths.markdown}, {paths.plot}", highlight=False)
     return 0
 
 
-def _ingest(settings, corpus: Path, embed_model, console: Console, show_progress: bool):
+def _ingest(settings, corpus: Path, embed_model, console: Console, show_progress: bool, quiet: bool = False):
     """Bring the index in line with the corpus, reusing unchanged documents (embedder built once)."""
-    if not show_progress:
+    if quiet:
         return ingest_path(settings, corpus, prune=True, embed_model=embed_model)
+    if not show_progress:
+        lines = LineProgress(console)
+        return ingest_path(settings, corpus, prune=True, embed_model=embed_model,
+                           on_progress=lambda done, total: lines("embedding chunks", done, total))
     with Progress(TextColumn("[bold]Embedding chunks"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=console, transient=True) as progress:
         task = progress.add_task("embed", total=None)
@@ -161,10 +176,13 @@ def _ingest(settings, corpus: Path, embed_model, console: Console, show_progress
 
 
 @contextmanager
-def _progress(console: Console, enabled: bool) -> Iterator[ProgressFn | None]:
-    """The runner's progress callback: one bar per configuration (None when disabled)."""
-    if not enabled:
+def _progress(console: Console, enabled: bool, quiet: bool = False) -> Iterator[ProgressFn | None]:
+    """The runner's progress callback: one bar per configuration (None when quiet)."""
+    if quiet:
         yield None
+        return
+    if not enabled:
+        yield LineProgress(console)  # one line every 30 s instead of a bar when not on a terminal
         return
     tasks: dict[str, TaskID] = {}
     with Progress(TextColumn("[bold]{task.description:>10}"), BarColumn(), MofNCompleteColumn(),
