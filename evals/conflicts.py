@@ -137,6 +137,37 @@ def scores(preds: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return out
 
 
+def with_llm_check(rows: list[PairRow], preds: list[dict[str, Any]], llm: Any, gate: float,
+                   limit_per_kind: int | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The postprocessor's optional LLM check on top of the heuristics: same-topic pairs (at or above
+    the gate) the heuristics did not flag are asked "can both be true?". With ``limit_per_kind`` only
+    that many asked pairs per kind are kept (all rows outside the sample are dropped, so the
+    with/without comparison is on the same rows). Returns new predictions and the cost."""
+    import time
+
+    from engines.conflicts.postprocessor import LLM_CHECK_PROMPT
+
+    asked_per_kind: dict[str, int] = defaultdict(int)
+    out, calls, seconds = [], 0, 0.0
+    for row, pred in zip(rows, preds):
+        candidate = pred["similarity"] >= gate and not pred["detected"]
+        if candidate and limit_per_kind is not None and asked_per_kind[row.kind] >= limit_per_kind:
+            continue
+        new = dict(pred, llm_asked=candidate, llm_said_conflict=False)
+        if candidate:
+            asked_per_kind[row.kind] += 1
+            t0 = time.perf_counter()
+            verdict = llm.complete(LLM_CHECK_PROMPT.format(a=row.text_a[:1200], b=row.text_b[:1200])).text
+            seconds += time.perf_counter() - t0
+            calls += 1
+            if verdict.strip().upper().startswith("NO"):
+                new.update(detected=True, llm_said_conflict=True)
+        out.append(new)
+    cost = {"llm_calls": calls, "seconds": round(seconds, 1),
+            "ms_per_call": round(1000 * seconds / calls, 1) if calls else None, "asked_per_kind": dict(asked_per_kind)}
+    return out, cost
+
+
 def embed_similarities(rows: list[PairRow], embedding: str) -> np.ndarray:
     from engines.models import build_embedding
 
@@ -184,6 +215,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-kind", type=int, default=300, help="RAMDocs pairs sampled per kind (0 = all)")
     parser.add_argument("--embedding", default="e5-small")
     parser.add_argument("--gate", type=float, default=None, help="similarity gate (default: the product setting)")
+    parser.add_argument("--llm-check", metavar="LLM", help="also run the optional LLM check (local, openai, ...) on "
+                        "same-topic pairs the heuristics did not flag, and report with and without it")
+    parser.add_argument("--llm-limit", type=int, default=None, help="ask the LLM about at most N pairs per kind")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--overhead", type=Path, metavar="INDEX",
                         help="instead: time the postprocessor on 10 real retrieved nodes per eval question")
@@ -216,11 +250,26 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{g:5.2f} " + " ".join(f"{t[k]['flag_rate']:14.2f}" for k in kinds) + f"  {t['all']['f1']:.2f}")
     no_year_filter = scores(predict(rows, sims, gate, skip_years=False))
     print(f"\nyear filter off: f1 {no_year_filter['all']['f1']:.2f} (on: {table['all']['f1']:.2f})")
+    llm_result = None
+    if args.llm_check:
+        from engines.models import build_llm
+
+        checked, cost = with_llm_check(rows, preds, build_llm(args.llm_check), gate, args.llm_limit)
+        kept_ids = {p["pair_id"] for p in checked}
+        without = scores([p for p in preds if p["pair_id"] in kept_ids])
+        with_llm = scores(checked)
+        print(f"\nLLM check ({args.llm_check}): {cost['llm_calls']} calls, {cost['ms_per_call']} ms each; "
+              f"on the same {len(checked)} pairs, flag rate per kind without -> with:")
+        for kind in sorted(with_llm):
+            print(f"{kind:18} {without[kind]['flag_rate']:.2f} -> {with_llm[kind]['flag_rate']:.2f}   "
+                  f"(precision {without[kind]['precision']:.2f} -> {with_llm[kind]['precision']:.2f}, "
+                  f"recall {without[kind]['recall']:.2f} -> {with_llm[kind]['recall']:.2f})")
+        llm_result = {"cost": cost, "without": without, "with": with_llm}
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "conflicts_report.json").write_text(json.dumps(
             {"gate": gate, "embedding": args.embedding, "scores": table, "sweep": {str(k): v for k, v in sweep.items()},
-             "year_filter_off": no_year_filter, "predictions": preds}, ensure_ascii=False, indent=2), encoding="utf-8")
+             "year_filter_off": no_year_filter, "llm_check": llm_result, "predictions": preds}, ensure_ascii=False, indent=2), encoding="utf-8")
     return 0
 
 

@@ -46,3 +46,20 @@ def test_calibration_sweep_and_recommendation():
     assert [(p.refusal_rate, p.false_refusal_rate) for p in points] == [(1 / 3, 0.0), (2 / 3, 0.25), (1.0, 0.75)]
     assert recommend(points, max_false_refusal=0.05).threshold == 0.82
     assert recommend(points, max_false_refusal=0.30).threshold == 0.85
+
+
+def test_llm_check_only_asks_same_topic_pairs_the_heuristics_missed():
+    from engines.fakes import ScriptedLLM
+    from evals.conflicts import PairRow, with_llm_check
+
+    rows = [PairRow(f"p{i}", "x", "y", None, None, True, kind) for i, kind in enumerate(["conflict", "conflict", "agreement"])]
+    preds = [
+        {"pair_id": "p0", "kind": "conflict", "gold": True, "detected": True, "similarity": 0.95},   # already flagged
+        {"pair_id": "p1", "kind": "conflict", "gold": True, "detected": False, "similarity": 0.93},  # asked: NO
+        {"pair_id": "p2", "kind": "agreement", "gold": False, "detected": False, "similarity": 0.50},  # off topic
+    ]
+    llm = ScriptedLLM(["NO"])
+    checked, cost = with_llm_check(rows, preds, llm, gate=0.88)
+    assert llm.calls == 1 and cost["llm_calls"] == 1
+    assert [p["detected"] for p in checked] == [True, True, False]
+    assert checked[1]["llm_said_conflict"] and not checked[2]["llm_asked"]
