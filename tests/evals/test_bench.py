@@ -1,0 +1,35 @@
+"""The benchmark's pure parts: query forms per mtRAG row and the report from cached JSON."""
+
+import json
+
+from evals.bench import query_forms
+from evals.bench_report import pooled, render
+from evals.dataset import parse_rows
+
+
+def _row(turn, history, question, rewrite):
+    return parse_rows([json.dumps({"conv_id": "c", "turn": turn, "history": history, "question": question,
+                                   "type": "non_standalone", "gold_doc_ids": ["d"], "rewrite": rewrite})])[0]
+
+
+def test_query_forms_follow_the_benchmark_definitions() -> None:
+    row = _row(3, [["user", "Q1"], ["assistant", "A1"], ["user", "Q2"], ["assistant", "A2"]], "Q3", "R3")
+    forms = query_forms(row, "C3")
+    assert forms["lastturn"] == ["Q3"] and forms["questions"] == ["Q1\nQ2\nQ3"]
+    assert forms["prev+last"] == ["Q2 Q3"] and forms["rewrite"] == ["R3"]
+    assert forms["condense"] == ["C3"] and forms["condense+lastturn"] == ["C3", "Q3"]
+    assert query_forms(row, "Q3")["condense+lastturn"] == ["Q3"]  # unchanged rewrite: one query, not two
+
+
+def test_report_pools_domains_by_task_count(tmp_path) -> None:
+    cell = lambda r5, n: {"recall@5": r5, "recall@10": r5, "ndcg@5": r5, "ndcg@10": r5, "n": n}
+    mtrag = {d: {"n_rows": 10, "corpus_chunks": 100, "condense_ms_p50": 5000,
+                 "refusal": {"unanswerable": 2, "refused_unanswerable": 1, "answerable": 8, "refused_answerable": 0},
+                 "scores": {"lastturn": {"hybrid": {"turn1": cell(v, 2), "later": cell(v, n), "all": cell(v, n + 2)}}}}
+             for d, v, n in (("a", 0.2, 10), ("b", 0.5, 30))}
+    assert abs(pooled(mtrag, "lastturn", "hybrid", "later", "recall@5") - (0.2 * 10 + 0.5 * 30) / 40) < 1e-9
+    (tmp_path / "mtrag.json").write_text(json.dumps(mtrag))
+    text, plots = render(tmp_path, {"cpus": 2, "platform": "linux", "python": "3.11", "packages": {"x": "1"}},
+                         ["python -m evals.bench"], tmp_path)
+    assert "| hybrid | lastturn | 0.350 | 0.425 |" in text and "| a | 1/2 | 0/8 | 5.0 s |" in text
+    assert plots and plots[0].exists()
