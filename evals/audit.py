@@ -13,15 +13,17 @@ tokens of :data:`MIN_TOKEN_LEN` characters or fewer.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
 from engines.condense import looks_like_question
-from engines.text import content_words
+from engines.text import content_words, normalize
 from evals.runner import RowResult
 
 MIN_TOKEN_LEN = 2
+_WORD = re.compile(r"(?u)\w+")
 FLAGS = ("answered", "unchanged", "new_content")
 #: Function words a rewrite may add without adding content.
 STOPWORDS = frozenset("""
@@ -60,8 +62,17 @@ class AuditEntry:
 
 
 def significant_words(text: str) -> list[str]:
-    """Content tokens worth comparing: no stopwords, nothing of MIN_TOKEN_LEN chars or fewer."""
-    return [w for w in content_words(text) if len(w) > MIN_TOKEN_LEN and w not in STOPWORDS]
+    """Content tokens worth comparing: no stopwords, nothing of MIN_TOKEN_LEN chars or fewer,
+    except codes: tokens with a digit ("05", "4.2") and acronyms ("TD", "HR") always count, so
+    "Mẫu đó" -> "Mẫu 05/TD" is a resolved reference, not an unchanged question."""
+    words = []
+    for token in _WORD.findall(normalize(text)):
+        lowered = token.lower()
+        is_code = any(ch.isdigit() for ch in token) or (token.isascii() and token.isupper() and len(token) >= 2
+                                                        and lowered not in STOPWORDS)
+        if is_code or (len(lowered) > MIN_TOKEN_LEN and lowered not in STOPWORDS):
+            words.append(lowered)
+    return words
 
 
 def audit_query(question: str, query: str, history: Iterable[str]) -> tuple[bool, bool, list[str]]:

@@ -60,3 +60,10 @@ def test_audit_rows_covers_non_standalone_rows_and_uses_the_seen_history():
     assert summary == {"condense": {"n": 1, "answered": 0, "unchanged": 0, "new_content": 1, "flagged": 1,
                                     "fallbacks": {}}}
     assert entry.to_dict()["flags"] == ["new_content"]
+
+
+def test_a_resolved_code_is_not_flagged_unchanged():
+    # "Mẫu đó" ("that form") resolved to the form's code: short tokens, but content
+    answered, unchanged, _ = audit_query("Mẫu đó nộp ở đâu?", "Mẫu 05/TD nộp ở đâu?", ["Dùng mẫu 05/TD."])
+    assert not unchanged and not answered
+    assert audit_query("Mẫu đó nộp ở đâu?", "Mẫu đó nộp ở đâu?", [])[1]
