@@ -196,14 +196,17 @@ def overhead(index: Path, n_nodes: int = 10, repeats: int = 3) -> dict[str, floa
     results = [(q, retriever.retrieve(q)) for q in questions]
     post = pipeline.postprocessors[0]
     assert isinstance(post, ConflictPostprocessor)
-    times = []
-    for _ in range(repeats):
+    cold, warm = [], []
+    for repeat in range(repeats):
         for q, nodes in results:
             t0 = time.perf_counter()
             post.postprocess_with_report(nodes, QueryBundle(q), "vi")
-            times.append((time.perf_counter() - t0) * 1000)
-    return {"queries": len(results), "nodes": n_nodes, "p50_ms": float(np.percentile(times, 50)),
-            "p95_ms": float(np.percentile(times, 95)), "max_ms": float(max(times))}
+            (cold if repeat == 0 else warm).append((time.perf_counter() - t0) * 1000)
+    # cold: each chunk's numbers and cues parsed for the first time; warm: the per-chunk cache hit
+    return {"queries": len(results), "nodes": n_nodes,
+            "cold_p50_ms": float(np.percentile(cold, 50)), "cold_p95_ms": float(np.percentile(cold, 95)),
+            "p50_ms": float(np.percentile(warm or cold, 50)), "p95_ms": float(np.percentile(warm or cold, 95)),
+            "max_ms": float(max(cold + warm))}
 
 
 def main(argv: list[str] | None = None) -> int:
