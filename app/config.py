@@ -89,8 +89,10 @@ class Settings(BaseSettings):
     transform_low_score: float | None = Field(None, ge=-1, le=1, description="First-pass best cosine below which "
                                               "the LLM transforms fire; unset = short queries only.")
     multiquery_variants: int = Field(3, ge=1, le=5)
-    router: Literal["off", "semantic", "llm"] = Field("off", description="Route turns to docs / direct reply / "
-                                                      "polite decline: semantic (one embedding) or llm (one call).")
+    router: Literal["off", "semantic", "llm"] = Field(
+        "semantic", description="Route turns to docs / direct reply / polite decline: semantic (one embedding, "
+        "no LLM call; on by default: it routed none of 93 held-out document questions away, see README) "
+        "or llm (one call).")
     router_examples: Path | None = Field(None, description="JSON file of example utterances per route.")
     router_min_confidence: float | None = Field(None, ge=-1, le=1, description="Similarity a non-docs route needs; "
                                                 "unset = calibrated for the embedding model.")

@@ -143,6 +143,12 @@ class MetadataFilter:
         return conditions[0] if len(conditions) == 1 else {"$and": conditions}
 
     @property
+    def matches_nothing(self) -> bool:
+        """Two filters that narrowed a field to no value at all (or an empty date range)."""
+        empty_range = bool(self.date_from and self.date_to and self.date_from > self.date_to)
+        return empty_range or any(not allowed for _, allowed in self.equals)
+
+    @property
     def needs_post_filter(self) -> bool:
         """Conditions Chroma cannot evaluate (string date ranges)."""
         return bool(self.date_from or self.date_to)

@@ -203,10 +203,10 @@ class ChromaVectorRetriever(BaseRetriever):
         return ChromaVectorRetriever(self._collection, self._embed_model, self.similarity_top_k, metadata_filter)
 
     def _query(self, embedding: list[float]) -> list[NodeWithScore]:
-        count = self._collection.count()
-        if count == 0:
-            return []
         flt = self.metadata_filter
+        count = self._collection.count()
+        if count == 0 or flt.matches_nothing:
+            return []
         # Date ranges are checked after the query: fetch more so top-k survives the check.
         n_results = self.similarity_top_k * (4 if flt.needs_post_filter else 1)
         result = self._collection.query(

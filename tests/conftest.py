@@ -39,6 +39,14 @@ def write_doc(folder: Path, doc_id: str, title: str, date: str, body: str, **ext
     return path
 
 
+@pytest.fixture(autouse=True)
+def _router_off_with_fake_models(request, monkeypatch):
+    """Unit tests run on hashed embeddings, for which the router has no calibrated threshold:
+    they switch it on explicitly where they test it. End-to-end tests keep the real default."""
+    if request.node.get_closest_marker("e2e") is None:
+        monkeypatch.setenv("TURNRAG_ROUTER", "off")
+
+
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
     folder = tmp_path / "corpus"

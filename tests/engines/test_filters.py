@@ -147,3 +147,11 @@ def test_unfiltered_and_filtered_agree_when_the_filter_allows_everything(mixed_p
     query = "lãi suất SKU-4471"
     got, expected = masked.retrieve(query), plain.retrieve(query)
     assert [round(n.score, 5) for n in got] == [round(n.score, 5) for n in expected]
+
+
+def test_filters_that_exclude_each_other_return_nothing_on_both_sides(mixed_pipeline) -> None:
+    session = MetadataFilter.parse({"department": "the"})
+    disjoint = session.merged(MetadataFilter.parse({"department": "tin-dung"}))
+    assert disjoint.matches_nothing
+    retriever = mixed_pipeline.retriever().with_filter(disjoint)
+    assert retriever.retrieve("phí lãi suất") == []
