@@ -1,4 +1,5 @@
-"""The conversational engine: condense → retrieve → gate → postprocess → answer, one record per turn.
+"""The conversational engine: route → condense → retrieve (+ query transforms) → gate →
+postprocess → answer, one record per turn.
 
 A ``CondenseQuestionChatEngine`` subclass. All four entry points (chat, stream_chat, achat,
 astream_chat) share :meth:`ConversationalRAGEngine._prepare_turn`; the async paths run it in a
@@ -184,21 +185,9 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         flt = self.metadata_filter
         if flt is not None:
             record.filters = flt.to_spec()
-        if self._router is not None:
-            t0 = time.perf_counter()
-            decision = self._router.route(message, condense.history_to_text(condense.window(history, 2)))
-            record.timings_ms["route"] = _ms(t0)
-            record.route, record.route_scores = decision.route, dict(decision.scores)
-            record.llm_calls += decision.llm_calls
-            if decision.route == OUT_OF_SCOPE:
-                record.refused, record.refusal_reason = True, "out_of_scope"
-                return PreparedTurn(record, [], None, started=started)
-            if decision.route == DIRECT:
-                messages = None
-                if self._synthesize:
-                    messages = [ChatMessage(role=MessageRole.SYSTEM, content=DIRECT_REPLY_PROMPT),
-                                *condense.window(history, 4), ChatMessage(role=MessageRole.USER, content=message)]
-                return PreparedTurn(record, [], messages, started=started)
+        routed = self._route(record, message, history, started)
+        if routed is not None:
+            return routed
 
         t0 = time.perf_counter()
         record.query, calls = self._condense(history, message, record.condense)
@@ -239,6 +228,27 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         messages = build_messages(message, record.query, nodes, language, notes, self._max_context_chars)
         record.prompt_chars = sum(len(m.content or "") for m in messages)
         return PreparedTurn(record, nodes, messages, answer_suffix=suffix, started=started)
+
+    def _route(self, record: TurnRecord, message: str, history: list[ChatMessage],
+               started: float) -> PreparedTurn | None:
+        """Small talk is answered without retrieval, out-of-scope requests declined; None = DOCS."""
+        if self._router is None:
+            return None
+        t0 = time.perf_counter()
+        decision = self._router.route(message, condense.history_to_text(condense.window(history, 2)))
+        record.timings_ms["route"] = _ms(t0)
+        record.route, record.route_scores = decision.route, dict(decision.scores)
+        record.llm_calls += decision.llm_calls
+        if decision.route == OUT_OF_SCOPE:
+            record.refused, record.refusal_reason = True, "out_of_scope"
+            return PreparedTurn(record, [], None, started=started)
+        if decision.route == DIRECT:
+            messages = None
+            if self._synthesize:
+                messages = [ChatMessage(role=MessageRole.SYSTEM, content=DIRECT_REPLY_PROMPT),
+                            *condense.window(history, 4), ChatMessage(role=MessageRole.USER, content=message)]
+            return PreparedTurn(record, [], messages, started=started)
+        return None
 
     def _retrieve(self, record: TurnRecord, question: str) -> tuple[list[NodeWithScore], list[NodeWithScore]]:
         """(nodes for the context, the first pass alone). Extra queries of the enabled transforms
