@@ -102,8 +102,11 @@ def _date(text: str) -> dt.date | None:
 def predict(rows: list[PairRow], similarities: np.ndarray, gate: float, skip_years: bool = True) -> list[dict[str, Any]]:
     preds = []
     for row, sim in zip(rows, similarities):
-        a = analyze("a", row.text_a, _date(row.date_a), lang=detect_language(row.text_a), skip_years=skip_years, title=row.title_a)
-        b = analyze("b", row.text_b, _date(row.date_b), lang=detect_language(row.text_b), skip_years=skip_years, title=row.title_b)
+        # two documents: distinct sources, so the same-date companion rule applies as in the engine
+        a = analyze("a", row.text_a, _date(row.date_a), lang=detect_language(row.text_a), skip_years=skip_years,
+                    title=row.title_a, source="doc-a")
+        b = analyze("b", row.text_b, _date(row.date_b), lang=detect_language(row.text_b), skip_years=skip_years,
+                    title=row.title_b, source="doc-b")
         matrix = np.array([[1.0, sim], [sim, 1.0]])
         pairs = detect_pairs([a, b], matrix, sim_threshold=gate)
         resolution = resolve([a, b], pairs)

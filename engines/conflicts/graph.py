@@ -409,8 +409,13 @@ def detect_pairs(
     subject_veto: bool = True,
     min_context_overlap: float = 0.5,
     require_unit: bool = True,
+    companion_veto: bool = True,
 ) -> list[ConflictPair]:
     """Conflicting pairs among ``passages``, ordered by input position.
+
+    ``companion_veto``: two differently titled documents issued on the same date are companions
+    (a set of rules published together, e.g. leave for probation staff and for seasonal staff),
+    not a revision of one another, so their different numbers are different facts.
 
     Only pairs with ``similarity[i, j] >= sim_threshold`` are examined. A pair
     can yield a "numeric" and a "negation" conflict; the numeric one is listed
@@ -429,6 +434,8 @@ def detect_pairs(
     for i, j in np.argwhere(np.triu(sim >= sim_threshold, k=1)).tolist():
         pa, pb = passages[i], passages[j]
         s = float(sim[i, j])
+        if companion_veto and are_companions(pa, pb):
+            continue
         if pa.quantities and pb.quantities:
             if i not in facts:  # (setdefault would rebuild the facts on every pair)
                 facts[i] = _facts(pa)
@@ -448,6 +455,13 @@ def detect_pairs(
     for pair in out:
         logger.debug("conflict %s %s<->%s sim=%.3f %s", pair.kind, pair.a, pair.b, pair.similarity, pair.evidence)
     return out
+
+
+def are_companions(a: Passage, b: Passage) -> bool:
+    """Different documents, same issue date, different titles: published together, not a revision."""
+    if not (a.source and b.source) or a.source == b.source or a.date is None or a.date != b.date:
+        return False
+    return unicodedata.normalize("NFC", a.title).casefold().strip() != unicodedata.normalize("NFC", b.title).casefold().strip()
 
 
 # --------------------------------------------------------------------------- graph + resolution

@@ -426,3 +426,22 @@ def test_public_types_are_frozen_dataclasses() -> None:
     for cls in (Passage, ConflictPair, Cluster, Resolution):
         assert dataclasses.is_dataclass(cls)
         assert cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
+
+
+def test_same_date_documents_with_different_titles_are_companions_not_rivals():
+    import datetime as dt
+
+    from engines.conflicts.graph import analyze, are_companions, detect_pairs
+
+    day = dt.date(2024, 1, 15)
+    probation = analyze("p#0", "Thời gian thử việc tối đa là 60 ngày đối với vị trí chuyên viên.", day,
+                        title="Nghỉ phép năm của nhân viên thử việc", source="leave-probation")
+    seasonal = analyze("s#0", "Hợp đồng thời vụ 6 tháng được tối đa 6 ngày phép.", day,
+                       title="Nghỉ phép năm của nhân viên hợp đồng thời vụ", source="leave-seasonal")
+    revised = analyze("r#0", "Hợp đồng thời vụ 6 tháng được tối đa 8 ngày phép.", dt.date(2024, 6, 1),
+                      title="Nghỉ phép năm của nhân viên hợp đồng thời vụ", source="leave-seasonal-2024")
+    assert are_companions(probation, seasonal)
+    assert not are_companions(seasonal, revised)  # a later issue of the same rule is a revision
+    sim = [[1.0, 0.95, 0.95], [0.95, 1.0, 0.95], [0.95, 0.95, 1.0]]
+    pairs = detect_pairs([probation, seasonal, revised], sim, sim_threshold=0.9)
+    assert {(p.a, p.b) for p in pairs} == {("s#0", "r#0")}
