@@ -143,6 +143,11 @@ class MetadataFilter:
         return conditions[0] if len(conditions) == 1 else {"$and": conditions}
 
     @property
+    def only_excludes_inactive(self) -> bool:
+        """The default filter: nothing asked for but leaving superseded documents out."""
+        return not self.equals and not self.date_from and not self.date_to and not self.include_inactive
+
+    @property
     def matches_nothing(self) -> bool:
         """Two filters that narrowed a field to no value at all (or an empty date range)."""
         empty_range = bool(self.date_from and self.date_to and self.date_from > self.date_to)

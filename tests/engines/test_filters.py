@@ -155,3 +155,19 @@ def test_filters_that_exclude_each_other_return_nothing_on_both_sides(mixed_pipe
     assert disjoint.matches_nothing
     retriever = mixed_pipeline.retriever().with_filter(disjoint)
     assert retriever.retrieve("phí lãi suất") == []
+
+
+def test_mostly_superseded_index_still_fills_top_k_with_active_chunks(tmp_path) -> None:
+    """The default filter's fast path (no Chroma `where`) falls back to the exact query when the
+    over-fetched chunks are mostly superseded."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(12):
+        write_doc(corpus, f"d{i:02d}", f"Phí thẻ {i}", "2024-01-01", f"Phí thường niên thẻ loại {i} là {i}00.000 đồng.",
+                  active=str(i >= 9).lower())  # only d09..d11 are active
+    settings = load_settings(index_dir=tmp_path / "index", embedding="fake", llm="fake", log_dir=None,
+                             refusal_min_vector=-1.0, top_k=3, candidate_k=3, conflicts=False)
+    ingest_path(settings, corpus, embed_model=HashEmbedding())
+    pipeline = open_pipeline(settings, build_models(settings, llm=ScriptedLLM(), embed_model=HashEmbedding()))
+    nodes = pipeline.retriever(use_bm25=False).retrieve("Phí thường niên thẻ loại 1")
+    assert sorted(n.node.metadata["doc_id"] for n in nodes) == ["d09", "d10", "d11"]
