@@ -446,8 +446,13 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown part(s) {sorted(unknown)}")
     domains = [d.strip() for d in args.domains.split(",") if d.strip()]
+    invocation = "python -m evals.bench " + " ".join(argv if argv is not None else sys.argv[1:])
     for part in parts:
         started = time.perf_counter()
+        if part != "report":  # the report lists the commands that produced its parts
+            log = load(args.work / "commands.json") or {}
+            log[part] = invocation
+            save(args.work / "commands.json", log)
         if part == "mtrag":
             run_mtrag(args.work, args.src, domains, progress)
         elif part == "stock":
@@ -457,7 +462,8 @@ def main(argv: list[str] | None = None) -> int:
         elif part == "scale":
             run_scale(args.work, args.src, [int(s) for s in args.sizes.split(",")], args.queries, progress)
         else:
-            path = write_report(args.work, args.out, ["python -m evals.bench " + " ".join(argv or sys.argv[1:])])
+            commands = list(dict.fromkeys((load(args.work / "commands.json") or {}).values())) + [invocation]
+            path = write_report(args.work, args.out, commands)
             print(f"wrote {path}")
         print(f"{part}: done in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     return 0
