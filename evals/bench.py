@@ -213,7 +213,7 @@ def stock_index(pipeline: Any) -> Any:
 
     from engines.store import iter_chunks, make_node
 
-    nodes = [make_node(c["id"], c["document"], c["metadata"], c["embedding"])
+    nodes = [make_node(c["id"], c["text"], c["metadata"], c["embedding"])
              for c in iter_chunks(pipeline.collection, include_embeddings=True)]
     return VectorStoreIndex(nodes, embed_model=pipeline.models.embed_model)
 
