@@ -86,12 +86,20 @@ def query_forms(row: Any, condensed: str | None) -> dict[str, list[str]]:
     return forms
 
 
-def bucket_means(per_row: dict[str, dict[str, float]], rows: dict[str, Any]) -> dict[str, dict[str, float]]:
+#: mtRAG's split (turn 1 vs later) and the finer one the stock comparison reports.
+MTRAG_BUCKETS = (("turn1", lambda t: t == 1), ("later", lambda t: t > 1), ("all", lambda t: True))
+TURN_BUCKETS = (("turn1", lambda t: t == 1), ("turn2", lambda t: t == 2), ("turn3", lambda t: t == 3),
+                ("turn4+", lambda t: t >= 4), ("all", lambda t: True))
+
+
+def bucket_means(per_row: dict[str, dict[str, float]], rows: dict[str, Any], buckets=MTRAG_BUCKETS,
+                 metrics: Sequence[str] = METRICS) -> dict[str, dict[str, float]]:
+    """Mean of each metric over the rows of each turn bucket, with the bucket's size."""
     out: dict[str, dict[str, float]] = {}
-    for name, select in (("turn1", lambda r: r.turn == 1), ("later", lambda r: r.turn > 1), ("all", lambda r: True)):
-        ids = [q for q in per_row if select(rows[q])]
-        out[name] = {m: round(statistics.fmean(per_row[q][m] for q in ids), 4) if ids else None for m in METRICS}
-        out[name]["n"] = len(ids)
+    for name, select in buckets:
+        ids = [q for q in per_row if select(rows[q].turn)]
+        out[name] = {"n": len(ids), **{m: round(statistics.fmean(per_row[q][m] for q in ids), 4) if ids else None
+                                       for m in metrics}}
     return out
 
 
@@ -250,8 +258,8 @@ def run_stock(work: Path, src: Path, domain: str, sample_convs: int, progress: C
         progress(f"stock vs ours {domain}", i + 1, len(rows))
     result = {
         "domain": domain,
-        "retrieval": {"stock": _turn_buckets(score(stock_rank, by_id), by_id),
-                      "ours": _turn_buckets(score(ours_rank, by_id), by_id)},
+        "retrieval": {side: bucket_means(score(ranks, by_id), by_id, TURN_BUCKETS, ("recall@5", "ndcg@5"))
+                      for side, ranks in (("stock", stock_rank), ("ours", ours_rank))},
         "retrieval_ms": {"stock": {"p50": pct(stock_ms, .5), "p95": pct(stock_ms, .95)},
                          "ours": {"p50": pct(ours_ms, .5), "p95": pct(ours_ms, .95)}},
     }
@@ -260,16 +268,6 @@ def run_stock(work: Path, src: Path, domain: str, sample_convs: int, progress: C
     data[domain] = result
     save(work / "stock.json", data)
     return result
-
-
-def _turn_buckets(per_row: dict[str, dict[str, float]], rows: dict[str, Any]) -> dict[str, dict[str, float]]:
-    out = {}
-    for name, select in (("turn1", lambda t: t == 1), ("turn2", lambda t: t == 2), ("turn3", lambda t: t == 3),
-                         ("turn4+", lambda t: t >= 4), ("all", lambda t: True)):
-        ids = [q for q in per_row if select(rows[q].turn)]
-        out[name] = {"n": len(ids), **{m: round(statistics.fmean(per_row[q][m] for q in ids), 4) if ids else None
-                                       for m in ("recall@5", "ndcg@5")}}
-    return out
 
 
 def whole_turns(pipeline: Any, index: Any, rows: Sequence[Any], n_convs: int,

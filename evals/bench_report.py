@@ -101,8 +101,7 @@ def render(work: Path, machine: dict[str, Any], commands: list[str], out_dir: Pa
                         for side in ("stock", "ours"):
                             vals = [t[key] for t in turns[side] if select(t["turn"])]
                             cells.append(_f(statistics.median(vals) / scale_, 1) if vals else "–")
-                    order = [cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7]]
-                    lines.append(f"| {bucket} | " + " | ".join(order) + " |")
+                    lines.append(f"| {bucket} | " + " | ".join(cells) + " |")
                 lines += ["", f"Medians. Peak RSS of the benchmark process: {turns.get('peak_rss_mb')} MB.", ""]
     if ingest:
         lines += ["## Ingestion", "", f"{ingest['passages']} FiQA passages -> {ingest['chunks']} chunks: embedding alone "

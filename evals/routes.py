@@ -122,10 +122,10 @@ def main(argv: list[str] | None = None) -> int:
     console.print(table)
     console.print(f"chosen: min confidence {best['threshold']:.2f} (most non-docs caught with false decline "
                   f"<= {MAX_FALSE_DECLINE:.0%}); confusion {best['confusion']}")
-    declined = [(row["text"], decide(s, best["threshold"], args.margin)[0]) for row, s in scored
-                if row["route"] == DOCS and decide(s, best["threshold"], args.margin)[0] != DOCS]
-    for text, route in declined:
-        console.print(f"  docs question routed to {route}: {text}")
+    for row, s in scored:
+        route = decide(s, best["threshold"], args.margin)[0]
+        if row["route"] == DOCS and route != DOCS:
+            console.print(f"  docs question routed to {route}: {row['text']}")
     llm_result = None
     if args.llm:
         llm_result = measure_llm_router(rows, args.llm, console)
