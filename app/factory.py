@@ -122,7 +122,8 @@ class Pipeline:
             s = self.settings
             self._semantic_router = SemanticRouter(
                 self.models.embed_model, load_examples(s.router_examples),
-                min_confidence=s.calibrated("router_min_confidence"), margin=s.router_margin)
+                min_confidence=s.calibrated("router_min_confidence"), margin=s.router_margin,
+                followup_min_confidence=s.calibrated("router_followup_min_confidence"))
         return self._semantic_router
 
     def new_engine(self, *, condense_window: int | None = None, synthesize: bool = True,

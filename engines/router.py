@@ -129,10 +129,15 @@ class SemanticRouter:
     """Nearest-examples router: a route's score is the mean cosine of its ``top_n`` closest examples."""
 
     def __init__(self, embed_model: BaseEmbedding, examples: Mapping[str, Sequence[str]] | None = None, *,
-                 min_confidence: float = 0.85, margin: float = 0.02, top_n: int = 2) -> None:
+                 min_confidence: float = 0.85, margin: float = 0.02, top_n: int = 2,
+                 followup_min_confidence: float | None = None) -> None:
         self._embed_model = embed_model
         self._examples = {r: tuple(v) for r, v in (examples or DEFAULT_EXAMPLES).items()}
         self.min_confidence = min_confidence
+        #: Mid-conversation bar (None = the same bar). Terse follow-ups ("Value?", "Gifting") look like
+        #: small talk to an embedding; routing one away loses the answer, while retrieving for a "thanks"
+        #: only costs a refusal, so mid-conversation a non-docs route must be more certain.
+        self.followup_min_confidence = followup_min_confidence
         self.margin = margin
         self._top_n = top_n
         self._matrices: dict[str, np.ndarray] | None = None
@@ -159,7 +164,10 @@ class SemanticRouter:
 
     def route(self, question: str, history: str = "") -> RouteDecision:
         scores = self.scores(question)
-        route, confidence = decide(scores, self.min_confidence, self.margin)
+        bar = self.min_confidence
+        if history.strip() and self.followup_min_confidence is not None:
+            bar = max(bar, self.followup_min_confidence)
+        route, confidence = decide(scores, bar, self.margin)
         return RouteDecision(route, confidence, scores)
 
 

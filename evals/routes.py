@@ -62,6 +62,15 @@ def choose(results: list[dict[str, Any]]) -> dict[str, Any]:
     return max(allowed, key=lambda r: ((r["recall"][DIRECT] or 0) + (r["recall"][OUT_OF_SCOPE] or 0), -r["threshold"]))
 
 
+def followup_bar(scored: list[tuple[dict[str, Any], dict[str, float]]], chosen: float) -> float:
+    """The mid-conversation bar: the 10th percentile of the held-out small talk's DIRECT scores (never
+    below the plain bar), so 90% of "thanks"/"bye" still route away while terse follow-ups stay."""
+    import numpy as np
+
+    direct = [scores[DIRECT] for row, scores in scored if row["route"] == DIRECT]
+    return max(chosen, round(float(np.percentile(direct, 10)), 2)) if direct else chosen
+
+
 def measure_llm_router(rows: list[dict[str, Any]], kind: str, console: Console) -> dict[str, Any]:
     """Recall per route and latency of the one-call LLM router on the same rows."""
     import time
@@ -122,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     console.print(table)
     console.print(f"chosen: min confidence {best['threshold']:.2f} (most non-docs caught with false decline "
                   f"<= {MAX_FALSE_DECLINE:.0%}); confusion {best['confusion']}")
+    followup = followup_bar(scored, best["threshold"])
+    console.print(f"mid-conversation bar (p10 of held-out small talk, >= chosen): {followup:.2f}")
     for row, s in scored:
         route = decide(s, best["threshold"], args.margin)[0]
         if row["route"] == DOCS and route != DOCS:
@@ -132,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"rows": len(rows), "embedding": args.embedding, "margin": args.margin,
-                                        "sweep": results, "chosen": best, "llm_router": llm_result},
+                                        "sweep": results, "chosen": best, "followup_min_confidence": followup,
+                                        "llm_router": llm_result},
                                        ensure_ascii=False, indent=2), encoding="utf-8")
     return 0
 

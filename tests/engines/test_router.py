@@ -72,3 +72,23 @@ def test_document_questions_go_through_retrieval(pipeline) -> None:
     record = engine.last_record
     assert record.route == DOCS and record.route_scores[DOCS] > record.route_scores[OUT_OF_SCOPE]
     assert record.retrieved_doc_ids[0] == "card-sku-4471"
+
+
+class FixedScores(SemanticRouter):
+    """Scores as an embedding gave them for a terse FiQA follow-up ("Value?": direct 0.86, docs 0.835)."""
+
+    def scores(self, question: str) -> dict[str, float]:
+        return {DOCS: 0.835, DIRECT: 0.86, OUT_OF_SCOPE: 0.84}
+
+
+def test_a_terse_follow_up_mid_conversation_stays_with_the_documents() -> None:
+    router = FixedScores(HashEmbedding(), EXAMPLES, min_confidence=0.85, followup_min_confidence=0.89)
+    assert router.route("Value?").route == DIRECT  # first turn: nothing to follow up on
+    assert router.route("Value?", "user: What is NAV?\nassistant: Net asset value.").route == DOCS
+    plain = FixedScores(HashEmbedding(), EXAMPLES, min_confidence=0.85)
+    assert plain.route("Value?", "user: What is NAV?").route == DIRECT  # without the bar it is lost
+
+
+def test_the_mid_conversation_bar_never_lowers_the_plain_one() -> None:
+    router = FixedScores(HashEmbedding(), EXAMPLES, min_confidence=0.87, followup_min_confidence=0.5)
+    assert router.route("Value?", "user: What is NAV?").route == DOCS
