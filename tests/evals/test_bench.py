@@ -33,3 +33,17 @@ def test_report_pools_domains_by_task_count(tmp_path) -> None:
                          ["python -m evals.bench"], tmp_path)
     assert "| hybrid | lastturn | 0.350 | 0.425 |" in text and "| a | 1/2 | 0/8 | 5.0 s |" in text
     assert plots and plots[0].exists()
+
+
+def test_goals_are_marked_from_the_numbers_not_by_hand() -> None:
+    from evals.bench_report import goals
+
+    cell = lambda r5, n: {"recall@5": r5, "ndcg@5": r5, "n": n}
+    mtrag = {"d": {"scores": {"condense+lastturn": {"hybrid": {"turn1": cell(0.7, 4), "later": cell(0.2, 10)}}}}}
+    stock = {"d": {"retrieval": {"stock": {"turn1": cell(0.5, 4), "turn2": cell(0.4, 5), "all": cell(0.4, 9)},
+                                 "ours": {"turn1": cell(0.6, 4), "turn2": cell(0.3, 5), "all": cell(0.5, 9)}},
+                   "turns": {"stock": [{"turn": 4, "total_ms": 9000}], "ours": [{"turn": 4, "total_ms": 3000}]}}}
+    text = "\n".join(goals(mtrag, stock, {"ratio": 0.95}, {"sizes": {"1000": {"p50_ms": 2.0}, "25000": {"p50_ms": 12.0}}}))
+    assert "| 0.200 | **no** |" in text and "| turn-1 R@5 >= 0.65 | 0.700 | yes |" in text
+    assert "worse on turn2 | **no** |" in text  # the "all" bucket being better does not hide turn 2
+    assert "3.0 s vs 9.0 s | yes |" in text and "p50 12.0 ms | **no** |" in text and "95% | yes |" in text
