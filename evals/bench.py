@@ -120,7 +120,9 @@ def ensure_mtrag(work: Path, src: Path, domain: str) -> Path:
     if not (data / f"{domain}.jsonl").exists() or not (data / f"{domain}_corpus.jsonl").exists():
         from evals.datasets import mtrag
 
-        mtrag.main([str(src), "--domain", domain, "--out", str(data)])
+        if mtrag.main([str(src), "--domain", domain, "--out", str(data)]) != 0:
+            # the converter said what is wrong with SRC; stop here rather than fail later on a missing file
+            raise SystemExit(f"mtRAG {domain}: could not convert {src} (see above); pass --src PATH/TO/mtrag")
     return data
 
 

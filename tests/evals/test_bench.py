@@ -47,3 +47,13 @@ def test_goals_are_marked_from_the_numbers_not_by_hand() -> None:
     assert "| 0.200 | **no** |" in text and "| turn-1 R@5 >= 0.65 | 0.700 | yes |" in text
     assert "worse on turn2 | **no** |" in text  # the "all" bucket being better does not hide turn 2
     assert "3.0 s vs 9.0 s | yes |" in text and "p50 12.0 ms | **no** |" in text and "95% | yes |" in text
+
+
+def test_a_missing_mtrag_folder_stops_with_a_message_naming_it(tmp_path) -> None:
+    import pytest
+
+    from evals.bench import main
+
+    with pytest.raises(SystemExit, match=r"could not convert .*nowhere.*--src"):
+        main(["mtrag", "--domains", "fiqa", "--src", str(tmp_path / "nowhere"), "--work", str(tmp_path / "w")])
+    assert not (tmp_path / "w" / "idx").exists()  # nothing half-built
