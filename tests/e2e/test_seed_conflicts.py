@@ -19,13 +19,14 @@ from app.config import SAMPLE_CORPUS
 
 pytestmark = pytest.mark.e2e
 
-#: (question, a string the current answer holds, the outdated value, the document set aside)
+#: (question, a string the current answer holds, the outdated value, the document set aside). The
+#: outdated value is matched as a bare number: the packaged model once answered just "3".
 SCENARIOS = [
-    ("What is the rate limit for the PNB Open Banking API?", "500", "100 requests", "api-rate-limit-v1-2"),
-    ("Hạn mức gọi API Open Banking của PNB là bao nhiêu yêu cầu mỗi phút?", "500", "100 yêu cầu", "api-rate-limit-v1-2"),
+    ("What is the rate limit for the PNB Open Banking API?", "500", r"\b100\b", "api-rate-limit-v1-2"),
+    ("Hạn mức gọi API Open Banking của PNB là bao nhiêu yêu cầu mỗi phút?", "500", r"\b100\b", "api-rate-limit-v1-2"),
     ("What was Acme Corp's revenue for FY2023?", "6.8", r"4\.2", "acme-fy2023-preliminary"),
     ("Doanh thu năm 2023 của Acme Corp là bao nhiêu?", "6,8|6.8", r"4,2|4\.2", "acme-fy2023-preliminary"),
-    ("Nhân viên khối Hội sở phải lên văn phòng mấy ngày mỗi tuần?", "toàn thời gian|full remote|từ xa", "3 ngày",
+    ("Nhân viên khối Hội sở phải lên văn phòng mấy ngày mỗi tuần?", "toàn thời gian|full remote|từ xa", r"\b3\b",
      "remote-work-2023-06"),
 ]
 
