@@ -81,7 +81,7 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         postprocessors: list[BaseNodePostprocessor] | None = None,
         memory: BaseMemory | None = None,
         condense_window: int = 6,
-        condense_prompt: Any = condense.CONDENSE_PROMPT,
+        condense_prompt: Any = None,
         max_context_chars: int = 6000,
         retrieve_answers: bool = True,
         record_log: Path | None = None,
@@ -93,7 +93,7 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         query_engine = RetrieverQueryEngine.from_args(retriever, llm=llm, node_postprocessors=postprocessors)
         super().__init__(
             query_engine=query_engine,
-            condense_question_prompt=condense_prompt,
+            condense_question_prompt=condense_prompt or condense.CONDENSE_PROMPT,
             memory=memory or ChatMemoryBuffer.from_defaults(token_limit=8000),
             llm=condense_llm or llm,
         )
@@ -110,6 +110,7 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         self._router = router
         self._expander = expander if expander is not None and expander.is_active else None
         self._embed_model = embed_model
+        self._condense_override = condense_prompt  # None = per language (condense.prompt_for)
         self.records: list[TurnRecord] = []
 
     # ------------------------------------------------------------------ public helpers
@@ -161,7 +162,7 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         if not recent:
             return question, 0
         raw = self._llm.predict(
-            self._condense_question_prompt,
+            condense.prompt_for(detect_language(question), self._condense_override),
             question=question,
             chat_history=condense.history_to_text(recent),
         )

@@ -50,6 +50,32 @@ Standalone question:"""
 
 CONDENSE_PROMPT = PromptTemplate(CONDENSE_TEMPLATE)
 
+#: English follow-ups: LlamaIndex's zero-shot condense template plus "do not answer". The few-shot
+#: prompt above suits Vietnamese, but a 1.5B model copies its examples' subjects into English
+#: finance conversations (measured on mtRAG FiQA, see evals/results/benchmarks.md).
+CONDENSE_TEMPLATE_EN = """\
+Given a conversation (between Human and Assistant) and a follow up message from Human, rewrite the \
+message to be a standalone question that captures all relevant context from the conversation. \
+Do not answer it.
+
+<Chat History>
+{chat_history}
+
+<Follow Up Message>
+{question}
+
+<Standalone question>
+"""
+
+CONDENSE_PROMPT_EN = PromptTemplate(CONDENSE_TEMPLATE_EN)
+
+
+def prompt_for(language: str, override: PromptTemplate | None = None) -> PromptTemplate:
+    """The condense prompt for a question's language; an explicit prompt serves every language."""
+    if override is not None:
+        return override
+    return CONDENSE_PROMPT_EN if language == "en" else CONDENSE_PROMPT
+
 #: Words that make a question lean on earlier turns (Vietnamese and English).
 _DEPENDENT_MARKERS = re.compile(
     r"(?iu)(?<!\w)(cái đó|cái này|cái kia|điều đó|việc đó|loại đó|gói đó|khoản đó|còn|thế|vậy|"

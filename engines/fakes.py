@@ -30,7 +30,7 @@ from pydantic import PrivateAttr
 from engines.refusal import NOT_FOUND_MARKER
 from engines.text import content_words
 
-_LAST_MESSAGE = re.compile(r"Last message: (.*?)\nStandalone question:", re.S)
+_LAST_MESSAGE = re.compile(r"(?:Last message: |<Follow Up Message>\n)(.*?)\n+(?:Standalone question:|<Standalone question>)", re.S)
 _TRANSFORM_QUESTION = re.compile(r"Question: (.+)\n(?:Queries|Passage|Sub-questions|General):")
 _EXCERPT = re.compile(r"\[\d+\] [^\n]*\n(.*?)(?=\n\n\[\d+\] |\n\nNotes:|\n\nQuestion|\Z)", re.S)
 _QUESTION = re.compile(r"\nQuestion: (.*?)\nAnswer:", re.S)

@@ -60,3 +60,13 @@ def test_labels_and_quotes_are_stripped():
 ])
 def test_dependence_heuristic(question, dependent):
     assert condense.looks_dependent(question) is dependent
+
+
+def test_english_follow_ups_get_the_zero_shot_prompt_and_vietnamese_the_few_shot_one() -> None:
+    from engines.condense import CONDENSE_PROMPT, CONDENSE_PROMPT_EN, prompt_for
+
+    assert prompt_for("en") is CONDENSE_PROMPT_EN and prompt_for("vi") is CONDENSE_PROMPT
+    custom = CONDENSE_PROMPT_EN.partial_format()
+    assert prompt_for("vi", custom) is custom  # an explicit prompt serves every language
+    text = CONDENSE_PROMPT_EN.format(chat_history="user: What is NAV?", question="And market cap?")
+    assert "Lãi suất" not in text and "Do not answer" in text  # no Vietnamese examples to copy from
