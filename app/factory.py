@@ -22,7 +22,7 @@ from engines.documents import load_corpus
 from engines.errors import IndexUnavailable
 from engines.filters import MetadataFilter
 from engines.fusion import HybridFusionRetriever
-from engines.ingestion import ChunkingConfig, IngestReport, ProgressFn, ingest_documents
+from engines.ingestion import ChunkingConfig, IngestReport, ProgressFn, ingest_documents, writer_lock
 from engines.models import build_embedding, build_llm, embedding_model_id
 from engines.refusal import RelevanceGate
 from engines.router import LLMRouter, SemanticRouter, load_examples
@@ -189,11 +189,12 @@ def ingest_path(settings: Settings, path: Path | str, *, prune: bool = False, em
     if manifest is not None:
         manifest.check_embedding(embedding_model_id(settings.embedding), index_dir)
     embed_model = embed_model or build_embedding(settings.embedding)
-    client = open_chroma(index_dir, settings.chroma_host, settings.chroma_port)
-    collection = get_collection(client, settings.collection, create=True)
-    return ingest_documents(
-        docs, collection=collection, index_dir=index_dir, embed_model=embed_model,
-        embedding_model_id=embedding_model_id(settings.embedding),
-        chunking=ChunkingConfig(settings.chunk_size, settings.chunk_overlap),
-        prune=prune, on_progress=on_progress,
-    )
+    with writer_lock(index_dir):
+        client = open_chroma(index_dir, settings.chroma_host, settings.chroma_port)
+        collection = get_collection(client, settings.collection, create=True)
+        return ingest_documents(
+            docs, collection=collection, index_dir=index_dir, embed_model=embed_model,
+            embedding_model_id=embedding_model_id(settings.embedding),
+            chunking=ChunkingConfig(settings.chunk_size, settings.chunk_overlap),
+            prune=prune, on_progress=on_progress,
+        )

@@ -11,10 +11,14 @@ rebuilt last from what the store holds.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import logging
+import os
 import time
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -28,6 +32,32 @@ from engines.text import searchable_text
 from engines.store import Manifest, iter_chunks, rebuild_bm25, _read_bm25_pointer
 
 logger = logging.getLogger(__name__)
+
+LOCK_NAME = "ingest.lock"
+
+
+@contextmanager
+def writer_lock(index_dir: Path) -> Iterator[None]:
+    """One ingest at a time per index: two writers would each rebuild BM25 and the manifest from a
+    store the other is changing. The OS drops the lock when a process dies, so a killed ingest
+    never leaves the index locked."""
+    index_dir = Path(index_dir)
+    index_dir.mkdir(parents=True, exist_ok=True)
+    path = index_dir / LOCK_NAME
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            raise IndexUnavailable(
+                f"{index_dir} is being written by another ingest (pid {holder}, lock {path}). "
+                "Wait for it to finish, then run this again.") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 ProgressFn = Callable[[int, int], None]
 

@@ -149,3 +149,15 @@ def test_killed_ingest_leaves_a_consistent_index_after_rerun(tmp_path, first_run
     _assert_consistent(settings, "v2" if first_run_complete else "v1")
     again = ingest_path(settings, corpus)
     assert not again.changed
+
+
+def test_a_second_ingest_into_the_same_index_is_refused_while_one_runs(settings, corpus):
+    from engines.ingestion import writer_lock
+
+    ingest_path(settings, corpus)
+    before = get_collection(open_chroma(settings.index_dir), settings.collection).count()
+    with writer_lock(settings.index_dir):  # another ingest holds the index
+        with pytest.raises(IndexUnavailable, match=rf"being written by another ingest \(pid {os.getpid()}"):
+            ingest_path(settings, corpus, prune=True)
+    assert get_collection(open_chroma(settings.index_dir), settings.collection).count() == before
+    assert ingest_path(settings, corpus).unchanged  # released: the next run goes ahead
