@@ -263,7 +263,8 @@ def run_stock(work: Path, src: Path, domain: str, sample_convs: int, progress: C
         ours_retriever.retrieve(record.query)
         ours_ms.append((time.perf_counter() - t0) * 1000)
         ranks["stock query, our hybrid"][row.key] = _doc_ids(ours_retriever.retrieve(stock_query))
-        ranks["our query, vector only"][row.key] = _doc_ids(stock_retriever.retrieve(record.query))
+        # a turn the router answered directly has no query; LlamaIndex's retriever cannot embed ""
+        ranks["our query, vector only"][row.key] = _doc_ids(stock_retriever.retrieve(record.query)) if record.query else []
         progress(f"stock vs ours {domain}", i + 1, len(rows))
     result = {
         "domain": domain,
