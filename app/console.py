@@ -7,8 +7,9 @@ from rich.text import Text
 
 
 def print_error(console: Console, message: object) -> None:
-    """One clear line (or block) starting with 'error:', never a traceback, never markup-parsed."""
-    console.print(Text("error: ", style="bold red") + Text(str(message)))
+    """One clear line (or block) starting with 'error:', never a traceback, never markup-parsed,
+    never hard-wrapped (a file path broken across lines cannot be copied)."""
+    console.print(Text("error: ", style="bold red") + Text(str(message)), soft_wrap=True)  # paths stay copyable
 
 
 class LineProgress:
