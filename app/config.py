@@ -83,6 +83,10 @@ class Settings(BaseSettings):
                                              "unset = the value calibrated for the embedding model "
                                              "(`python -m evals.calibrate`), see CALIBRATED.")
     refusal_min_bm25: float | None = Field(None, ge=0, description="Best raw BM25 score that also counts as relevant.")
+    answer_mode: Literal["generate", "extract"] | None = Field(
+        None, description="generate: the LLM writes the answer; extract: quote the best-matching clauses (no answer "
+        "LLM call). Unset = extract with the packaged local model (measured: it paraphrases wrongly, see README), "
+        "generate with openai/openai-like.")
     max_context_chars: int = Field(3500, ge=500, description="Context budget for the answer prompt; "
                                    "a 1.5B local model reads ~60 tokens/s on 2 cores, so context is latency.")
 
@@ -177,6 +181,13 @@ class Settings(BaseSettings):
         if toml_path:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=Path(toml_path)))
         return tuple(sources)
+
+    @property
+    def effective_answer_mode(self) -> str:
+        """The answer mode in force: as set, else quoting for the packaged local model."""
+        if self.answer_mode is not None:
+            return self.answer_mode
+        return "extract" if self.llm == "local" else "generate"
 
     def calibrated(self, name: str) -> float:
         """The explicit setting, else the value measured for this embedding model."""

@@ -146,6 +146,7 @@ class Pipeline:
             router=self.router(router),
             expander=self.expander(transforms, activation),
             embed_model=self.models.embed_model,
+            answer_mode=s.effective_answer_mode,
         )
 
 

@@ -25,11 +25,12 @@ from llama_index.core.llms import LLM
 from llama_index.core.memory import BaseMemory, ChatMemoryBuffer
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.query_engine import RetrieverQueryEngine
-from llama_index.core.schema import NodeWithScore, QueryBundle
+from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 from llama_index.core.tools import ToolOutput
 
 from engines import condense
 from engines.answer import AnswerFilter, build_messages
+from engines.extractive import ExtractConfig, extract_answer
 from engines.record import Candidate, CondenseTrace, Source, TurnRecord, append_jsonl
 from engines.refusal import RelevanceGate, refusal_message
 from engines.router import DIRECT, DIRECT_REPLY_PROMPT, OUT_OF_SCOPE, out_of_scope_reply
@@ -37,6 +38,9 @@ from engines.text import detect_language
 from engines.transforms import QueryExpander
 
 logger = logging.getLogger(__name__)
+
+#: generate: the answer LLM writes the answer; extract: the best-matching clauses are quoted.
+ANSWER_MODES = ("generate", "extract")
 
 
 class ReportingPostprocessor(Protocol):
@@ -61,11 +65,17 @@ class PreparedTurn:
 
     record: TurnRecord
     nodes: list[NodeWithScore]
-    messages: list[ChatMessage] | None  # None: refused before answering
+    messages: list[ChatMessage] | None  # None: no answer LLM call (refused, or quoted)
     answer_suffix: str = ""
+    extracted: str | None = None  # answer_mode "extract": the quoted clauses are the answer
     started: float = 0.0
     answer_started: float | None = None
     first_token_ms: float | None = None
+
+    @property
+    def answering(self) -> bool:
+        """An answer gets written (by the LLM or by quoting), i.e. the turn was not refused."""
+        return self.messages is not None or self.extracted is not None
 
 
 class ConversationalRAGEngine(CondenseQuestionChatEngine):
@@ -88,6 +98,8 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         router: Any = None,
         expander: QueryExpander | None = None,
         embed_model: Any = None,
+        answer_mode: str = "generate",
+        extract_config: ExtractConfig | None = None,
     ) -> None:
         postprocessors = list(postprocessors or [])
         query_engine = RetrieverQueryEngine.from_args(retriever, llm=llm, node_postprocessors=postprocessors)
@@ -99,6 +111,10 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         )
         if condense_window < 0:
             raise ValueError(f"condense_window must be >= 0, got {condense_window}")
+        if answer_mode not in ANSWER_MODES:
+            raise ValueError(f"answer_mode must be one of {ANSWER_MODES}, got {answer_mode!r}")
+        if answer_mode == "extract" and embed_model is None:
+            raise ValueError("answer_mode 'extract' needs the embedding model to score clauses")
         self._retriever = retriever
         self._answer_llm = llm
         self._gate = gate
@@ -110,6 +126,8 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         self._router = router
         self._expander = expander if expander is not None and expander.is_active else None
         self._embed_model = embed_model
+        self._answer_mode = answer_mode
+        self._extract_config = extract_config or ExtractConfig()
         self._condense_override = condense_prompt  # None = per language (condense.prompt_for)
         self.records: list[TurnRecord] = []
 
@@ -161,12 +179,16 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         trace.window = len(recent)
         if not recent:
             return question, 0
+        swapped = self._swap(question, recent)
+        if swapped is not None:
+            trace.rule = "swap"
+            return swapped, 0
         raw = self._llm.predict(
             condense.prompt_for(detect_language(question), self._condense_override),
             question=question,
             chat_history=condense.history_to_text(recent),
         )
-        decision = condense.guard(question, raw, recent)
+        decision = condense.guard(question, raw, recent, self._previous_query(recent))
         trace.used_llm = True
         trace.raw_output = raw
         trace.fallback_reason = decision.fallback_reason
@@ -174,6 +196,39 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
             logger.warning("condense fallback (%s): %r -> %r; using %r",
                            decision.fallback_reason, question, raw, decision.query)
         return decision.query, 1
+
+    def _swap(self, question: str, recent: list[ChatMessage]) -> str | None:
+        """"Còn X thì sao?": the previous standalone question with its subject swapped for X, the
+        swap chosen by how well the corpus supports each candidate (no LLM call; the 1.5B
+        condenser writes "Cái đó có hợp đồng thời vụ không?" here). None = not a swap."""
+        target = condense.swap_target(question)
+        support_of = getattr(self._retriever, "corpus_support", None)
+        if target is None or self._embed_model is None or support_of is None:
+            return None
+        candidates = condense.swap_candidates(self._previous_query(recent), target)
+        if not candidates:
+            return None
+        embed = self._embed_model
+        support = support_of([embed.get_query_embedding(c.text) for c in candidates])
+        if support is None:
+            return None
+        target_vector = embed.get_query_embedding(target)
+        span_vectors = {span: embed.get_query_embedding(span) for span in {c.span for c in candidates}}
+        likeness = [sum(a * b for a, b in zip(target_vector, span_vectors[c.span])) for c in candidates]
+        chosen = candidates[condense.pick_swap(support, likeness)]
+        logger.info("swap follow-up %r: replaced %r -> %r", question, chosen.span, chosen.text)
+        return chosen.text
+
+    def _previous_query(self, recent: list[ChatMessage]) -> str:
+        """The standalone form of the last user message: this engine's rewrite of it when it
+        answered that turn, else the message as written."""
+        users = [m.content for m in recent if m.role == MessageRole.USER and m.content]
+        if not users:
+            return ""
+        for record in reversed(self.records):
+            if record.question == users[-1] and record.query:
+                return record.query
+        return users[-1]
 
     # ------------------------------------------------------------------ the shared pipeline
 
@@ -226,9 +281,38 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         record.sources = _sources([n for n in nodes if self._gate.is_relevant(getattr(n, "raw_scores", {}) or {})] or nodes)
         if not self._synthesize:
             return PreparedTurn(record, nodes, None, started=started)
+        if self._answer_mode == "extract":
+            return self._extract(record, nodes, suffix, started)
         messages = build_messages(message, record.query, nodes, language, notes, self._max_context_chars)
         record.prompt_chars = sum(len(m.content or "") for m in messages)
         return PreparedTurn(record, nodes, messages, answer_suffix=suffix, started=started)
+
+    def _extract(self, record: TurnRecord, nodes: list[NodeWithScore], suffix: str,
+                 started: float) -> PreparedTurn:
+        """Quote the clauses closest to the standalone query (one batched embedding call)."""
+        t0 = time.perf_counter()
+        record.answer_mode = "extract"
+        embed = self._embed_model
+
+        def similarity(query: str, texts: list[str]) -> list[float]:
+            query_vector = embed.get_query_embedding(query)
+            return [sum(a * b for a, b in zip(query_vector, v)) for v in embed.get_text_embedding_batch(texts)]
+
+        passages = [n.node.get_content(metadata_mode=MetadataMode.NONE) for n in nodes]
+        titles = [str(n.node.metadata.get("title") or n.node.metadata.get("doc_id") or "") for n in nodes]
+        text, chosen = extract_answer(record.query, passages, titles, record.language, similarity,
+                                      self._extract_config)
+        record.timings_ms["extract"] = _ms(t0)
+        record.quoted = [{"text": c.text, "doc_id": str(nodes[c.passage].node.metadata.get("doc_id", "")),
+                          "score": round(score, 4)} for c, score in chosen]
+        if not text:
+            record.refused = True
+            record.refusal_reason = "no_quotable_clause"
+            return PreparedTurn(record, [], None, started=started)
+        quoted_docs = {q["doc_id"] for q in record.quoted}
+        record.sources = [s for s in record.sources if s.doc_id in quoted_docs] or _sources(
+            [n for n in nodes if str(n.node.metadata.get("doc_id", "")) in quoted_docs])
+        return PreparedTurn(record, nodes, None, answer_suffix=suffix, started=started, extracted=text)
 
     def _route(self, record: TurnRecord, message: str, history: list[ChatMessage],
                started: float) -> PreparedTurn | None:
@@ -282,13 +366,13 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
 
     def _finish(self, prepared: PreparedTurn, answer: AnswerFilter | None, synth_ms: float | None) -> None:
         record = prepared.record
-        if prepared.messages is None:
+        if not prepared.answering:
             if record.refusal_reason == "out_of_scope":
                 record.answer = out_of_scope_reply(record.language)
             elif record.refused:
                 record.answer = refusal_message(record.language)
         else:
-            record.llm_calls += 1
+            record.llm_calls += prepared.messages is not None
             record.answer = answer.text if answer else ""
             if answer and answer.not_found:
                 record.refused = True
@@ -316,10 +400,13 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         prepared = self._prepare_turn(message, chat_history)
         answer = None
         synth_ms = None
-        if prepared.messages is not None:
+        if prepared.answering:
             t0 = time.perf_counter()
             answer = AnswerFilter(prepared.record.language, suffix=prepared.answer_suffix)
-            answer.feed(self._answer_llm.chat(prepared.messages).message.content or "")
+            if prepared.extracted is not None:
+                answer.feed(prepared.extracted)
+            else:
+                answer.feed(self._answer_llm.chat(prepared.messages).message.content or "")
             answer.finish()
             synth_ms = _ms(t0)
         self._finish(prepared, answer, synth_ms)
@@ -333,7 +420,9 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
     def stream_chat(self, message: str, chat_history: list[ChatMessage] | None = None) -> StreamingAgentChatResponse:
         prepared = self._prepare_turn(message, chat_history)
         parts = iter(())
-        if prepared.messages:
+        if prepared.extracted is not None:
+            parts = iter([_chunk(prepared.extracted, prepared.extracted)])
+        elif prepared.messages:
             prepared.answer_started = time.perf_counter()
             parts = _primed(self._answer_llm.stream_chat(prepared.messages))
             prepared.first_token_ms = _ms(prepared.answer_started)
@@ -350,7 +439,9 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
     async def astream_chat(self, message: str, chat_history: list[ChatMessage] | None = None) -> StreamingAgentChatResponse:
         prepared = await asyncio.to_thread(self._prepare_turn, message, chat_history)
         parts = None
-        if prepared.messages:
+        if prepared.extracted is not None:
+            parts = _aiter_once(_chunk(prepared.extracted, prepared.extracted))
+        elif prepared.messages:
             prepared.answer_started = time.perf_counter()
             parts = await _aprimed(await self._answer_llm.astream_chat(prepared.messages))
             prepared.first_token_ms = _ms(prepared.answer_started)
@@ -368,7 +459,7 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
 
     def _stream(self, prepared: PreparedTurn, parts: Any) -> Generator[ChatResponse, None, None]:
         turn = _StreamedTurn(self, prepared)
-        if prepared.messages is not None:
+        if prepared.answering:
             for part in parts:
                 if (chunk := turn.feed(part.delta or "")) is not None:
                     yield chunk
@@ -377,7 +468,7 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
 
     async def _astream(self, prepared: PreparedTurn, parts: Any) -> AsyncGenerator[ChatResponse, None]:
         turn = _StreamedTurn(self, prepared)
-        if prepared.messages is not None:
+        if prepared.answering:
             async for part in parts:
                 if (chunk := turn.feed(part.delta or "")) is not None:
                     yield chunk
@@ -397,6 +488,7 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         """
         prepared = self._prepare_turn(message, chat_history)
         prepared.messages = None
+        prepared.extracted = None
         self._finish(prepared, None, None)
         return prepared.record
 
@@ -416,7 +508,7 @@ class _StreamedTurn:
 
     def end(self) -> ChatResponse | None:
         prepared = self._prepared
-        if prepared.messages is None:  # refused before answering: the refusal is the whole answer
+        if not prepared.answering:  # refused before answering: the refusal is the whole answer
             self._engine._finish(prepared, None, None)
             return _chunk(prepared.record.answer, prepared.record.answer)
         tail = self._answer.finish()
@@ -447,6 +539,10 @@ async def _aprimed(stream: Any) -> Any:
             yield part
 
     return chained()
+
+
+async def _aiter_once(item: Any) -> AsyncGenerator[Any, None]:
+    yield item
 
 
 def _chunk(full: str, delta: str) -> ChatResponse:

@@ -102,6 +102,13 @@ class HybridFusionRetriever(QueryFusionRetriever):
     def retriever_names(self) -> list[str]:
         return list(self._names)
 
+    def corpus_support(self, embeddings: list[list[float]]) -> list[float] | None:
+        """Best chunk cosine per query vector from the vector side, or None without one."""
+        for name, retriever in zip(self._names, self._retrievers):
+            if name == "vector" and hasattr(retriever, "best_cosines"):
+                return retriever.best_cosines(embeddings)
+        return None
+
     @property
     def metadata_filter(self) -> Any:
         return getattr(self._retrievers[0], "metadata_filter", None)

@@ -35,6 +35,7 @@ class CondenseTrace:
     window: int = 0
     raw_output: str | None = None
     fallback_reason: str | None = None
+    rule: str | None = None  # "swap": "còn X thì sao?" rewritten without an LLM (condense.swap_candidates)
 
 
 @dataclass
@@ -58,6 +59,8 @@ class TurnRecord:
     route_scores: dict[str, float] = field(default_factory=dict)
     transforms: list[str] = field(default_factory=list)
     filters: dict[str, Any] = field(default_factory=dict)
+    answer_mode: str = "generate"  # "extract": the answer quotes clauses, no answer LLM call
+    quoted: list[dict[str, Any]] = field(default_factory=list)  # extract: clause, doc_id, score
 
     @property
     def retrieved_doc_ids(self) -> list[str]:

@@ -219,6 +219,20 @@ class ChromaVectorRetriever(BaseRetriever):
         n_results = k * (4 if flt.needs_post_filter else 1)
         return self._run(embedding, min(n_results, count), flt.chroma_where(), flt)[:k]
 
+    def best_cosines(self, embeddings: list[list[float]]) -> list[float]:
+        """For each query vector, the cosine of the closest chunk this retriever may return: how
+        well the corpus supports a candidate query. One Chroma call for all vectors."""
+        count = self._collection.count()
+        if not embeddings or count == 0 or self.metadata_filter.matches_nothing:
+            return [float("-inf")] * len(embeddings)
+        result = self._collection.query(query_embeddings=embeddings, n_results=min(10, count),
+                                        include=["metadatas", "distances"])
+        best = []
+        for metadatas, distances in zip(result["metadatas"], result["distances"]):
+            allowed = [1.0 - float(d) for m, d in zip(metadatas, distances) if self.metadata_filter.matches(m or {})]
+            best.append(max(allowed, default=float("-inf")))
+        return best
+
     def _run(self, embedding: list[float], n_results: int, where: dict[str, Any] | None,
              flt: MetadataFilter) -> list[NodeWithScore]:
         result = self._collection.query(

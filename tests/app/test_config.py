@@ -11,6 +11,17 @@ def test_defaults_are_the_offline_embedded_stack(monkeypatch):
     s = load_settings()
     assert s.llm == "local" and s.embedding == "e5-small" and s.chroma_host is None
     assert s.condense_window == 6 and s.num_queries == 1
+    assert s.effective_answer_mode == "extract"  # the packaged 1.5B model quotes, it does not paraphrase
+
+
+def test_answer_mode_follows_the_llm_unless_set(monkeypatch):
+    monkeypatch.delenv("TURNRAG_ANSWER_MODE", raising=False)
+    assert load_settings(llm="openai-like", llm_api_base="http://127.0.0.1:1/v1").effective_answer_mode == "generate"
+    assert load_settings(llm="fake").effective_answer_mode == "generate"
+    assert load_settings(llm="local", answer_mode="generate").effective_answer_mode == "generate"
+    with pytest.raises(ConfigError) as err:
+        load_settings(answer_mode="summarise")
+    assert "TURNRAG_ANSWER_MODE" in str(err.value)
 
 
 def test_env_and_toml_and_overrides_in_order(tmp_path, monkeypatch):

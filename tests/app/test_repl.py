@@ -27,7 +27,8 @@ def test_seed_conversation_transcript(tmp_path, corpus, monkeypatch):
     monkeypatch.setenv("TURNRAG_LOG_DIR", str(tmp_path / "logs"))
     hook = scripted(
         "Nhân viên thử việc không có phép năm.",
-        "Nhân viên hợp đồng thời vụ được nghỉ phép năm bao nhiêu ngày?", "1 ngày phép mỗi tháng làm việc đủ.",
+        # "Còn hợp đồng thời vụ thì sao?" is a swap follow-up: rewritten without the condense LLM
+        "1 ngày phép mỗi tháng làm việc đủ.",
         "Ngày phép của hợp đồng thời vụ có được cộng dồn không?", "Không được cộng dồn sang hợp đồng sau.",
     )
     code, out, err = transcript(tmp_path, corpus, [

@@ -70,3 +70,53 @@ def test_english_follow_ups_get_the_zero_shot_prompt_and_vietnamese_the_few_shot
     assert prompt_for("vi", custom) is custom  # an explicit prompt serves every language
     text = CONDENSE_PROMPT_EN.format(chat_history="user: What is NAV?", question="And market cap?")
     assert "Lãi suất" not in text and "Do not answer" in text  # no Vietnamese examples to copy from
+
+
+@pytest.mark.parametrize("question, target", [
+    ("Còn hợp đồng thời vụ thì sao?", "hợp đồng thời vụ"),
+    ("Thế còn nghỉ ốm thì sao?", "nghỉ ốm"),
+    ("còn 06/TD?", "06/TD"),
+    ("Còn PGD Phú Mỹ ở An Giang?", "PGD Phú Mỹ ở An Giang"),
+    ("What about v1.2?", "v1.2"),
+    ("and for interns?", "interns"),
+])
+def test_swap_target_finds_the_new_subject(question, target):
+    assert condense.swap_target(question) == target
+
+
+@pytest.mark.parametrize("question", [
+    "Nếu sinh mổ thì sao?",  # a new condition, not a new subject
+    "Còn chuyển tiền ra nước ngoài qua SWIFT thì hạn mức bao nhiêu?",  # a new question
+    "Cái đó có được cộng dồn không?",
+    "Hợp đồng thời vụ thì sao?",
+])
+def test_other_follow_ups_are_not_swaps(question):
+    assert condense.swap_target(question) is None
+
+
+def test_swap_candidates_replace_one_subject_span_never_the_question_frame():
+    candidates = condense.swap_candidates("Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?", "hợp đồng thời vụ")
+    texts = [c.text for c in candidates]
+    assert "Nhân viên hợp đồng thời vụ được nghỉ phép năm bao nhiêu ngày?" in texts
+    assert {"thử việc", "Nhân viên thử việc", "nghỉ phép năm"} <= {c.span for c in candidates}
+    # spans holding the frame's verbs or question words are never swapped out
+    assert not any(w in c.span.split() for c in candidates for w in ("được", "bao", "nhiêu"))
+    assert all(t.endswith("?") for t in texts)
+
+
+def test_pick_swap_prefers_corpus_support_nudged_by_span_likeness():
+    # support alone would keep the old subject and glue X on; the span nudge breaks the near-tie
+    support = [0.930, 0.925, 0.800]
+    likeness = [0.70, 0.90, 0.95]
+    assert condense.pick_swap(support, likeness) == 1
+    assert condense.pick_swap(support, likeness, weight=0.0) == 0  # the nudge is what changes it
+    with pytest.raises(ValueError):
+        condense.pick_swap([0.9], [])
+
+
+def test_fallback_uses_the_previous_standalone_question_when_known():
+    assert condense.fallback_query("Cái đó có được cộng dồn không?", HISTORY,
+                                   "Nhân viên hợp đồng thời vụ được nghỉ phép năm bao nhiêu ngày?") == (
+        "Nhân viên hợp đồng thời vụ được nghỉ phép năm bao nhiêu ngày? Cái đó có được cộng dồn không?")
+    assert condense.fallback_query("Cái đó có được cộng dồn không?", HISTORY) == (
+        "Còn hợp đồng thời vụ thì sao? Cái đó có được cộng dồn không?")

@@ -120,7 +120,7 @@ def test_original_question_is_kept_beside_the_rewrite_without_an_llm_call(pipeli
     engine, llm = engine_with(pipeline, ["Thẻ tín dụng Bạch Kim có phí thường niên bao nhiêu?"], ["original"])
     history = [ChatMessage(role=MessageRole.USER, content="Thẻ Bạch Kim có phí gì?"),
                ChatMessage(role=MessageRole.ASSISTANT, content="Phí thường niên.")]
-    record = engine.prepare_only("Còn SKU-4471?", history)
+    record = engine.prepare_only("Với SKU-4471 thì sao?", history)  # not a "còn X" swap: condensed by the LLM
     assert llm.calls == 1  # the condense call only
     assert record.transforms == ["original: the user's own words beside the rewrite"]
     assert "card-sku-4471" in record.retrieved_doc_ids  # the code from the user's own words survived

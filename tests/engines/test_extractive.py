@@ -1,0 +1,76 @@
+"""Extractive answers: clauses are split, deduplicated, ranked and quoted with their document."""
+
+import pytest
+
+from engines import extractive as ex
+
+SEASONAL = """# Nghỉ phép năm đối với nhân viên hợp đồng thời vụ
+
+## Điều 2. Số ngày phép năm
+
+2.1. Nhân viên thời vụ được hưởng 1 ngày phép năm có lương cho mỗi tháng làm việc đủ. Tháng làm việc đủ là tháng có từ 20 ngày công thực tế trở lên.
+
+2.2. Ví dụ: hợp đồng thời vụ 6 tháng được tối đa 6 ngày phép; lãi suất 8,5%/năm không tách câu.
+"""
+OVERLAP = "2.1. Nhân viên thời vụ được hưởng 1 ngày phép năm có lương cho mỗi tháng làm việc đủ."
+
+
+def test_clauses_keep_their_number_heading_and_decimals_and_skip_repeats():
+    clauses = ex.split_clauses([SEASONAL, OVERLAP])
+    texts = [c.text for c in clauses]
+    assert texts[0] == "2.1. Nhân viên thời vụ được hưởng 1 ngày phép năm có lương cho mỗi tháng làm việc đủ."
+    assert texts[1].startswith("Tháng làm việc đủ")  # a second sentence on the same line
+    assert "8,5%/năm không tách câu" in texts[2]
+    assert len(clauses) == 3  # the overlapping chunk's copy of 2.1 is not quoted twice
+    assert clauses[0].heading == "Điều 2. Số ngày phép năm"
+    assert not any(t.startswith("#") for t in texts)
+
+
+def test_scoring_text_names_the_document_and_section():
+    clause = ex.split_clauses([SEASONAL])[0]
+    assert ex.scoring_text(clause, "Nghỉ phép năm của nhân viên hợp đồng thời vụ").startswith(
+        "Nghỉ phép năm của nhân viên hợp đồng thời vụ. Điều 2. Số ngày phép năm. 2.1.")
+
+
+def test_selection_takes_the_best_and_keeps_reading_order():
+    clauses = ex.split_clauses([SEASONAL])
+    chosen = ex.select_clauses(clauses, [0.80, 0.90, 0.87], ex.ExtractConfig(max_clauses=2))
+    assert [c for c, _ in chosen] == [clauses[1], clauses[2]]
+    short = ex.select_clauses(clauses, [0.95, 0.90, 0.87], ex.ExtractConfig(max_clauses=3, max_chars=100))
+    assert [c for c, _ in short] == [clauses[0]]  # the char budget stops before the second clause
+    with pytest.raises(ValueError):
+        ex.select_clauses(clauses, [0.9], ex.ExtractConfig())
+
+
+def test_words_break_a_near_tie_in_meaning():
+    # cosines 0.90 vs 0.89; the second clause holds the question's rare words
+    scores = ex.combined_scores([0.90, 0.89, 0.50], [0.0, 5.0, 4.0], weight=0.02)
+    assert scores[1] > scores[0] > scores[2]
+    assert ex.combined_scores([0.90, 0.89], [0.0, 5.0], weight=0.0) == [0.90, 0.89]  # off: meaning alone
+    assert ex.combined_scores([0.5], [0.0], weight=0.02) == [0.5]  # no word in common: no division by zero
+
+
+def test_lexical_scores_weigh_rare_question_words():
+    texts = ["Hạn mức chuyển khoản 500 triệu đồng", "Hạn mức mỗi giao dịch 200 triệu đồng",
+             "PNB Open Banking API: up to 500 requests per minute"]
+    scores = ex.lexical_scores("Hạn mức gọi API Open Banking là bao nhiêu?", texts)
+    assert scores[2] > scores[0] and scores[2] > scores[1]
+    assert ex.lexical_scores("", texts) == [0.0, 0.0, 0.0]
+
+
+def test_answer_quotes_clauses_with_titles_in_the_question_language():
+    calls = []
+
+    def similarity(query, texts):
+        calls.append(len(texts))
+        return [0.9 if "1 ngày phép" in t else 0.5 for t in texts]
+
+    text, chosen = ex.extract_answer("Nhân viên thời vụ được nghỉ phép năm bao nhiêu ngày?", [SEASONAL],
+                                     ["Nghỉ phép năm của nhân viên hợp đồng thời vụ"], "vi", similarity,
+                                     ex.ExtractConfig(max_clauses=1))
+    assert calls == [3]  # every clause scored in one call
+    assert text == ("Theo tài liệu:\n- 2.1. Nhân viên thời vụ được hưởng 1 ngày phép năm có lương cho mỗi tháng "
+                    "làm việc đủ. (Nghỉ phép năm của nhân viên hợp đồng thời vụ)")
+    assert ex.extract_answer("q", ["# only a heading"], ["t"], "en", similarity) == ("", [])
+    english, _ = ex.extract_answer("q", [SEASONAL], ["T"], "en", similarity)
+    assert english.startswith("From the documents:\n- ")
