@@ -79,7 +79,8 @@ class ConflictReport:
                 lines.append(text["unresolved"].format(docs=docs, evidence=evidence))
             else:
                 lines.append(text["detected"].format(docs=docs, evidence=evidence))
-        return lines
+        # Two chunks of one superseded document make the same line: say it once.
+        return list(dict.fromkeys(lines))
 
     def prompt_notes(self) -> list[str]:
         """What the answer model must know: unresolved disagreements are stated, not hidden."""

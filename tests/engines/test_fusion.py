@@ -89,3 +89,19 @@ def test_async_path_gives_the_same_result():
 def test_unknown_weight_name_is_refused():
     with pytest.raises(ValueError, match="unknown retrievers"):
         HybridFusionRetriever({"vector": ListRetriever([])}, llm=ScriptedLLM(), weights={"bm52": 1.0})
+
+
+def test_corpus_support_is_the_best_allowed_chunk_cosine_per_vector(pipeline):
+    from engines.filters import MetadataFilter
+
+    embed = pipeline.models.embed_model
+    retriever = pipeline.retriever()
+    probation = embed.get_query_embedding("Nhân viên thử việc không được hưởng phép năm trong thời gian thử việc.")
+    gold = embed.get_query_embedding("Giá vàng SJC hôm nay")
+    support = retriever.corpus_support([probation, gold])
+    assert len(support) == 2 and support[0] > support[1]  # one call, one score per candidate
+    # a filter that rules the document out lowers its support: only what retrieval may return counts
+    elsewhere = retriever.with_filter(MetadataFilter.parse({"doc_id": ["leave-seasonal"]}))
+    assert elsewhere.corpus_support([probation])[0] < support[0]
+    bm25_only = pipeline.retriever(use_vector=False)
+    assert bm25_only.corpus_support([probation]) is None  # no vector side: no support signal

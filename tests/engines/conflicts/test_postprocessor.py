@@ -137,3 +137,15 @@ def test_chunks_of_the_newest_document_win_together():
     outcome = ConflictPostprocessor().postprocess_with_report([old, new_a, new_b], None, "en")
     assert [n.node.node_id for n in outcome.nodes] == ["api-v2#0", "api-v2#1"]  # not an "unresolved" tie
     assert outcome.answer_suffix == ""
+
+
+def test_two_chunks_of_one_superseded_document_are_named_once():
+    old_a = node("rw-06#0", "Nhân viên làm việc tại văn phòng tối thiểu 3 ngày/tuần.", "2023-06-01", [0.0, 1.0, 0.10],
+                 doc_id="rw-06")
+    old_b = node("rw-06#1", "Các ngày bắt buộc có mặt: thứ Ba và thứ Năm, tối thiểu 3 ngày/tuần.", "2023-06-01",
+                 [0.0, 1.0, 0.11], doc_id="rw-06")
+    new = node("rw-11", "Quy định làm việc tại văn phòng 3 ngày/tuần không còn áp dụng; nhân viên được làm việc "
+                        "từ xa hoàn toàn.", "2023-11-15", [0.0, 1.0, 0.12])
+    outcome = ConflictPostprocessor().postprocess_with_report([old_a, old_b, new], None, "vi")
+    assert [n.node.node_id for n in outcome.nodes] == ["rw-11"]
+    assert outcome.report["summary"].count("Đã bỏ qua [rw-06]") == 1
