@@ -79,6 +79,8 @@ class Settings(BaseSettings):
 
     # conversation
     condense_window: int = Field(6, ge=0, description="Messages of history the condenser sees.")
+    swap_followups: bool = Field(True, description="Rewrite 'còn X thì sao?' / 'what about X?' by swapping X into "
+                                 "the previous question (chosen by corpus support, no LLM call) instead of condensing.")
     refusal_min_vector: float | None = Field(None, ge=-1, le=1, description="Best raw cosine needed to answer; "
                                              "unset = the value calibrated for the embedding model "
                                              "(`python -m evals.calibrate`), see CALIBRATED.")
@@ -87,6 +89,8 @@ class Settings(BaseSettings):
         None, description="generate: the LLM writes the answer; extract: quote the best-matching clauses (no answer "
         "LLM call). Unset = extract with the packaged local model (measured: it paraphrases wrongly, see README), "
         "generate with openai/openai-like.")
+    answer_check: bool = Field(True, description="extract mode: ask the LLM whether the quoted clauses answer the "
+                               "question (one short call) and refuse if it says no.")
     max_context_chars: int = Field(3500, ge=500, description="Context budget for the answer prompt; "
                                    "a 1.5B local model reads ~60 tokens/s on 2 cores, so context is latency.")
 

@@ -147,6 +147,8 @@ class Pipeline:
             expander=self.expander(transforms, activation),
             embed_model=self.models.embed_model,
             answer_mode=s.effective_answer_mode,
+            swap_followups=s.swap_followups,
+            answer_check=s.answer_check,
         )
 
 

@@ -30,7 +30,7 @@ from llama_index.core.tools import ToolOutput
 
 from engines import condense
 from engines.answer import AnswerFilter, build_messages
-from engines.extractive import ExtractConfig, extract_answer
+from engines.extractive import ExtractConfig, check_prompt, check_says_no, extract_answer
 from engines.record import Candidate, CondenseTrace, Source, TurnRecord, append_jsonl
 from engines.refusal import RelevanceGate, refusal_message
 from engines.router import DIRECT, DIRECT_REPLY_PROMPT, OUT_OF_SCOPE, out_of_scope_reply
@@ -100,6 +100,8 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         embed_model: Any = None,
         answer_mode: str = "generate",
         extract_config: ExtractConfig | None = None,
+        swap_followups: bool = True,
+        answer_check: bool = True,
     ) -> None:
         postprocessors = list(postprocessors or [])
         query_engine = RetrieverQueryEngine.from_args(retriever, llm=llm, node_postprocessors=postprocessors)
@@ -127,6 +129,8 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         self._expander = expander if expander is not None and expander.is_active else None
         self._embed_model = embed_model
         self._answer_mode = answer_mode
+        self._swap_followups = swap_followups
+        self._answer_check = answer_check
         self._extract_config = extract_config or ExtractConfig()
         self._condense_override = condense_prompt  # None = per language (condense.prompt_for)
         self.records: list[TurnRecord] = []
@@ -201,7 +205,7 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         """"Còn X thì sao?": the previous standalone question with its subject swapped for X, the
         swap chosen by how well the corpus supports each candidate (no LLM call; the 1.5B
         condenser writes "Cái đó có hợp đồng thời vụ không?" here). None = not a swap."""
-        target = condense.swap_target(question)
+        target = condense.swap_target(question) if self._swap_followups else None
         support_of = getattr(self._retriever, "corpus_support", None)
         if target is None or self._embed_model is None or support_of is None:
             return None
@@ -309,6 +313,18 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
             record.refused = True
             record.refusal_reason = "no_quotable_clause"
             return PreparedTurn(record, [], None, started=started)
+        if self._answer_check:
+            t0 = time.perf_counter()
+            system, user = check_prompt(record.query, chosen, titles)
+            reply = self._answer_llm.chat([ChatMessage(role=MessageRole.SYSTEM, content=system),
+                                           ChatMessage(role=MessageRole.USER, content=user)], max_tokens=4)
+            record.llm_calls += 1
+            record.timings_ms["check"] = _ms(t0)
+            if check_says_no(reply.message.content or ""):
+                record.refused = True
+                record.refusal_reason = "check_not_answered"
+                record.sources = []
+                return PreparedTurn(record, [], None, started=started)
         quoted_docs = {q["doc_id"] for q in record.quoted}
         record.sources = [s for s in record.sources if s.doc_id in quoted_docs] or _sources(
             [n for n in nodes if str(n.node.metadata.get("doc_id", "")) in quoted_docs])

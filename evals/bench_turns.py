@@ -69,7 +69,8 @@ def run_pass(pipeline, convs: list[list[str]], answer: bool) -> dict[str, dict[i
 
 
 def table(title: str, timings: dict[str, dict[int, list[float]]]) -> str:
-    steps = [s for s in ("condense", "retrieve", "postprocess", "answer_first_token", "answer", "total") if s in timings]
+    steps = [s for s in ("condense", "retrieve", "postprocess", "extract", "answer_first_token", "answer", "total")
+             if s in timings]
     lines = [f"### {title}", "", "| step (ms, p50 / p95) | turn 1 | turn 2 | turn 3 | turn 4+ |", "|---|---|---|---|---|"]
     for step in steps:
         lines.append(f"| {step} | " + " | ".join(stats(timings[step].get(b, [])) for b in (1, 2, 3, 4)) + " |")
@@ -83,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
     parser.add_argument("--conversations", type=int, default=4, help="conversations for the whole-turn pass")
     parser.add_argument("--retrieval-conversations", type=int, default=20)
+    parser.add_argument("--answer-modes", default="extract,generate",
+                        help="whole-turn passes, one per answer mode (extract: quoted clauses; generate: the LLM writes)")
     parser.add_argument("--out", type=Path, help="write the Markdown here too")
     args = parser.parse_args(argv)
     configure_logging()
@@ -94,12 +97,15 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     retrieval = run_pass(pipeline, conversations(args.dataset, args.retrieval_conversations), answer=False)
     rss_retrieval = peak_rss_mb()
-    whole = run_pass(pipeline, conversations(args.dataset, args.conversations), answer=True)
+    whole = {}
+    for mode in [m.strip() for m in args.answer_modes.split(",") if m.strip()]:
+        pipeline.settings.answer_mode = mode
+        whole[mode] = run_pass(pipeline, conversations(args.dataset, args.conversations), answer=True)
     out = "\n\n".join([
         f"Machine: {platform.machine()}, {platform.processor() or 'cpu'}, Python {platform.python_version()}; "
         f"packages {package_versions()}; embedding {settings.embedding}, llm {settings.llm}.",
         table("Retrieval alone (condense with the local LLM, no answer call)", retrieval),
-        table("Whole turn with the local LLM (streamed)", whole),
+        *(table(f"Whole turn, answer_mode={mode} (streamed)", timings) for mode, timings in whole.items()),
         f"Peak RSS: {rss_before:.0f} MB after loading the embedder, {rss_retrieval:.0f} MB after the retrieval pass, "
         f"{peak_rss_mb():.0f} MB with the local LLM. Wall time {time.perf_counter() - started:.0f} s.",
     ])

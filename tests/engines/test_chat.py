@@ -68,6 +68,16 @@ def test_swap_follow_up_is_rewritten_without_the_condense_llm(pipeline):
     assert "Còn" not in record.query
 
 
+def test_swap_rule_can_be_switched_off(pipeline):
+    pipeline.settings.swap_followups = False
+    engine, llm = engine_with(pipeline, "Không có phép năm.", "Nhân viên hợp đồng thời vụ được nghỉ bao nhiêu ngày?",
+                              "1 ngày mỗi tháng.")
+    engine.chat("Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?")
+    engine.chat("Còn hợp đồng thời vụ thì sao?")
+    assert engine.last_record.condense.used_llm and engine.last_record.condense.rule is None
+    assert engine.last_record.query == "Nhân viên hợp đồng thời vụ được nghỉ bao nhiêu ngày?"
+
+
 def test_explicit_empty_history_is_respected(pipeline):
     engine, llm = engine_with(pipeline, "a1", "a2")
     engine.chat("Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?")
@@ -159,20 +169,39 @@ def test_prepare_only_makes_no_answer_call(pipeline):
     assert engine.chat_history == []
 
 
-def test_extract_mode_quotes_clauses_without_an_answer_llm_call(pipeline):
+def test_extract_mode_quotes_clauses_after_a_yes_no_check(pipeline):
     pipeline.settings.answer_mode = "extract"
-    engine, llm = engine_with(pipeline)
+    engine, llm = engine_with(pipeline, "YES")
     response = engine.stream_chat("Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?")
     streamed = "".join(response.response_gen)
     record = engine.last_record
-    assert llm.calls == 0 and record.llm_calls == 0
+    assert llm.calls == 1 and record.llm_calls == 1  # the check; the answer itself is quoted
+    assert "Trích đoạn có nêu câu trả lời không?" in llm.prompts[0]
     assert record.answer_mode == "extract" and streamed == record.answer
     assert streamed.startswith("Theo tài liệu:\n- ")
     quoted_docs = {q["doc_id"] for q in record.quoted}
     assert quoted_docs and {s.doc_id for s in record.sources} == quoted_docs  # cite what was quoted
-    for q in record.quoted:  # every quote is the document's own words
-        assert q["text"] in DOCS[q["doc_id"]][2]
-    assert "extract" in record.timings_ms
+    for q in record.quoted:  # every quote is the document's own words, each one shown to the checker
+        assert q["text"] in DOCS[q["doc_id"]][2] and q["text"] in llm.prompts[0]
+    assert {"extract", "check"} <= set(record.timings_ms)
+
+
+def test_extract_mode_refuses_when_the_check_says_the_quotes_do_not_answer(pipeline):
+    pipeline.settings.answer_mode = "extract"
+    engine, llm = engine_with(pipeline, "NO")
+    response = engine.chat("Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?")
+    record = engine.last_record
+    assert record.refused and record.refusal_reason == "check_not_answered"
+    assert response.response == REFUSALS["vi"] and record.sources == [] and response.source_nodes == []
+
+
+def test_extract_mode_without_the_check_makes_no_llm_call(pipeline):
+    pipeline.settings.answer_mode = "extract"
+    pipeline.settings.answer_check = False
+    engine, llm = engine_with(pipeline)
+    response = engine.chat("Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?")
+    assert llm.calls == 0 and engine.last_record.llm_calls == 0
+    assert response.response.startswith("Theo tài liệu:")
 
 
 def test_extract_mode_still_refuses_when_nothing_is_relevant(pipeline):

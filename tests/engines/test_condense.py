@@ -77,8 +77,6 @@ def test_english_follow_ups_get_the_zero_shot_prompt_and_vietnamese_the_few_shot
     ("Thế còn nghỉ ốm thì sao?", "nghỉ ốm"),
     ("còn 06/TD?", "06/TD"),
     ("Còn PGD Phú Mỹ ở An Giang?", "PGD Phú Mỹ ở An Giang"),
-    ("What about v1.2?", "v1.2"),
-    ("and for interns?", "interns"),
 ])
 def test_swap_target_finds_the_new_subject(question, target):
     assert condense.swap_target(question) == target
@@ -89,6 +87,7 @@ def test_swap_target_finds_the_new_subject(question, target):
     "Còn chuyển tiền ra nước ngoài qua SWIFT thì hạn mức bao nhiêu?",  # a new question
     "Cái đó có được cộng dồn không?",
     "Hợp đồng thời vụ thì sao?",
+    "What about v1.2?",  # English follow-ups go to the condense LLM (measured better on mtRAG)
 ])
 def test_other_follow_ups_are_not_swaps(question):
     assert condense.swap_target(question) is None

@@ -74,3 +74,18 @@ def test_answer_quotes_clauses_with_titles_in_the_question_language():
     assert ex.extract_answer("q", ["# only a heading"], ["t"], "en", similarity) == ("", [])
     english, _ = ex.extract_answer("q", [SEASONAL], ["T"], "en", similarity)
     assert english.startswith("From the documents:\n- ")
+
+
+def test_check_prompt_shows_exactly_the_quoted_clauses():
+    clauses = ex.split_clauses([SEASONAL])
+    chosen = [(clauses[0], 0.9)]
+    system, user = ex.check_prompt("Nhân viên thời vụ được nghỉ mấy ngày?", chosen, ["Nghỉ phép thời vụ"])
+    assert "YES" in system and "NO" in system
+    assert clauses[0].text in user and clauses[1].text not in user
+    assert "Câu hỏi: Nhân viên thời vụ được nghỉ mấy ngày?" in user
+
+
+@pytest.mark.parametrize("reply, no", [("NO", True), (" no.", True), ("Không", True), ("**NO**", True),
+                                       ("YES", False), ("Có", False), ("", False), ("Not sure", False), ("Nothing", False)])
+def test_only_an_explicit_no_refuses(reply, no):
+    assert ex.check_says_no(reply) is no
