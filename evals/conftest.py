@@ -30,6 +30,9 @@ def eval_rows():
 
 @pytest.fixture(scope="session")
 def retrieval_result(eval_pipeline, eval_rows):
-    """lastturn (rewriting off) and condense (the product) on every row, retrieval only."""
-    return run_evaluation(eval_pipeline, eval_rows, configs=["lastturn", "condense"], k=5, retrieval_only=True)
-
+    """lastturn (rewriting off) and condense (the product) on every row. Answers are the quoted
+    clauses (answer_mode "extract") without the yes/no check: no answer LLM call, so the run costs
+    the condense calls only, and refusals are the retrieval gate's alone."""
+    eval_pipeline.settings.answer_mode = "extract"
+    eval_pipeline.settings.answer_check = False
+    return run_evaluation(eval_pipeline, eval_rows, configs=["lastturn", "condense"], k=5, retrieval_only=False)
