@@ -200,13 +200,19 @@ class Repl:
             self._line(f"route: {record.route} ({scores})", style="cyan")
         for transform in record.transforms:
             self._line(f"transform {transform}", style="cyan")
+        if record.condense.rule:
+            self._line(f"condense rule: {record.condense.rule} (no LLM call)", style="cyan")
         if record.condense.fallback_reason:
             self._line(f"condense fallback: {record.condense.fallback_reason} (model said: {record.condense.raw_output!r})", style="cyan")
         for cand in record.candidates:
             raw = ", ".join(f"{k}={v:.3f}" for k, v in cand.raw_scores.items())
             self._line(f"  {cand.fused_score:.4f} {cand.node_id} ({raw})", style="cyan")
+        for quote in record.quoted:
+            self._line(f"  quoted {quote['score']:.3f} [{quote['doc_id']}] {quote['text'][:80]}", style="cyan")
         timings = ", ".join(f"{k}={v:.0f}ms" for k, v in record.timings_ms.items())
-        self._line(f"llm_calls={record.llm_calls} refused={record.refused} {timings}", style="cyan")
+        reason = f" ({record.refusal_reason})" if record.refused else ""
+        self._line(f"answer_mode={record.answer_mode} llm_calls={record.llm_calls} refused={record.refused}{reason} "
+                   f"{timings}", style="cyan")
 
     def _line(self, text: str, style: str | None = None) -> None:
         if self.interactive:

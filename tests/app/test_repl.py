@@ -118,3 +118,13 @@ def test_session_commands_filter_transform_and_route(tmp_path, corpus):
     assert out.count("transforms: multiquery, hyde (conditional)") == 2  # kept across /reset
     assert out.count("router: SemanticRouter") == 2
     assert "/filter.date_from: '01-01-2024' is not a date; write YYYY-MM-DD" in out
+
+
+def test_quoted_answers_and_their_debug_lines(tmp_path, corpus, monkeypatch):
+    monkeypatch.setenv("TURNRAG_ANSWER_MODE", "extract")
+    code, out, _ = transcript(tmp_path, corpus, ["/debug", "Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?"],
+                              hook=scripted("YES"))
+    assert code == 0
+    assert "Theo tài liệu:\n- Nhân viên thử việc không được hưởng phép năm trong thời gian thử việc." in out
+    assert "quoted " in out and "[leave-probation]" in out
+    assert "answer_mode=extract llm_calls=1 refused=False" in out  # the yes/no check is the only call
