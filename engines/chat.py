@@ -218,7 +218,7 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
             return None
         target_vector = embed.get_query_embedding(target)
         span_vectors = {span: embed.get_query_embedding(span) for span in {c.span for c in candidates}}
-        likeness = [sum(a * b for a, b in zip(target_vector, span_vectors[c.span])) for c in candidates]
+        likeness = [_dot(target_vector, span_vectors[c.span]) for c in candidates]
         chosen = candidates[condense.pick_swap(support, likeness)]
         logger.info("swap follow-up %r: replaced %r -> %r", question, chosen.span, chosen.text)
         return chosen.text
@@ -300,7 +300,7 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
 
         def similarity(query: str, texts: list[str]) -> list[float]:
             query_vector = embed.get_query_embedding(query)
-            return [sum(a * b for a, b in zip(query_vector, v)) for v in embed.get_text_embedding_batch(texts)]
+            return [_dot(query_vector, v) for v in embed.get_text_embedding_batch(texts)]
 
         passages = [n.node.get_content(metadata_mode=MetadataMode.NONE) for n in nodes]
         titles = [str(n.node.metadata.get("title") or n.node.metadata.get("doc_id") or "") for n in nodes]
@@ -584,6 +584,11 @@ def _sources(nodes: list[NodeWithScore]) -> list[Source]:
         doc_id = str(meta.get("doc_id", nws.node.node_id))
         sources.setdefault(doc_id, Source(doc_id=doc_id, title=str(meta.get("title", "")), date=str(meta.get("date", ""))))
     return list(sources.values())
+
+
+def _dot(a: list[float], b: list[float]) -> float:
+    """Cosine for the L2-normalised vectors the embedding adapters return."""
+    return sum(x * y for x, y in zip(a, b))
 
 
 def _ms(t0: float) -> float:

@@ -91,6 +91,7 @@ _QUESTION_WORDS = re.compile(
 #: Anaphora that must not survive a rewrite (a narrower list than _DEPENDENT_MARKERS).
 _STILL_VAGUE = re.compile(r"(?iu)(?<!\w)(cái đó|cái này|cái kia|điều đó|việc đó|loại đó|gói đó|khoản đó|thì sao|"
                           r"it|that one|this one|the other)(?!\w)")
+_QUESTION_END = re.compile(r"(?<=[?？])\s+")
 _LABELS = re.compile(r"(?iu)^\s*(standalone question|câu hỏi độc lập|câu hỏi|question|rewritten question|query)\s*[:：]\s*")
 
 
@@ -140,7 +141,9 @@ def fallback_query(question: str, history: list[ChatMessage], previous: str | No
     question's standalone form when the engine has it (a chain of follow-ups then keeps its
     subject: "...hợp đồng thời vụ...? Cái đó có được cộng dồn không?"), else the raw message."""
     if previous:
-        return f"{previous} {question}".strip()
+        # A chain of fallbacks would grow one question per turn: keep the last two before this one.
+        earlier_questions = _QUESTION_END.split(previous.strip())
+        return " ".join([*earlier_questions[-2:], question]).strip()
     earlier = [m.content for m in history if m.role == MessageRole.USER and m.content]
     return f"{earlier[-1]} {question}".strip() if earlier else question
 

@@ -119,3 +119,11 @@ def test_fallback_uses_the_previous_standalone_question_when_known():
         "Nhân viên hợp đồng thời vụ được nghỉ phép năm bao nhiêu ngày? Cái đó có được cộng dồn không?")
     assert condense.fallback_query("Cái đó có được cộng dồn không?", HISTORY) == (
         "Còn hợp đồng thời vụ thì sao? Cái đó có được cộng dồn không?")
+
+
+def test_a_chain_of_fallbacks_keeps_at_most_three_questions():
+    chained = "Nhân viên hợp đồng thời vụ được nghỉ bao nhiêu ngày? Cái đó có được cộng dồn không?"
+    assert condense.fallback_query("Nếu được ký chính thức thì sao?", HISTORY, chained) == (
+        chained + " Nếu được ký chính thức thì sao?")
+    longer = "A1? B2? C3?"
+    assert condense.fallback_query("D4?", HISTORY, longer) == "B2? C3? D4?"
