@@ -20,6 +20,7 @@ from engines.bm25 import VietEnBM25Retriever
 from engines.chat import ConversationalRAGEngine
 from engines.documents import load_corpus
 from engines.errors import IndexUnavailable
+from engines.extractive import ClauseVectorCache
 from engines.filters import MetadataFilter
 from engines.fusion import HybridFusionRetriever
 from engines.ingestion import ChunkingConfig, IngestReport, ProgressFn, ingest_documents, writer_lock
@@ -71,6 +72,8 @@ class Pipeline:
     postprocessors: list[BaseNodePostprocessor] = field(default_factory=list)
 
     _semantic_router: SemanticRouter | None = field(default=None, repr=False)
+    #: shared by this pipeline's engines: clause vectors for quoted answers (same embedding model)
+    clause_vectors: ClauseVectorCache = field(default_factory=ClauseVectorCache, repr=False)
 
     def session_filter(self, extra: MetadataFilter | dict | None = None) -> MetadataFilter:
         """The configured session filter (inactive documents out unless allowed), plus ``extra``."""
@@ -149,6 +152,7 @@ class Pipeline:
             answer_mode=s.effective_answer_mode,
             swap_followups=s.swap_followups,
             answer_check=s.answer_check,
+            clause_vectors=self.clause_vectors,
         )
 
 

@@ -30,7 +30,7 @@ from llama_index.core.tools import ToolOutput
 
 from engines import condense
 from engines.answer import AnswerFilter, build_messages
-from engines.extractive import ExtractConfig, check_prompt, check_says_no, extract_answer
+from engines.extractive import ClauseVectorCache, ExtractConfig, check_prompt, check_says_no, extract_answer
 from engines.record import Candidate, CondenseTrace, Source, TurnRecord, append_jsonl
 from engines.refusal import RelevanceGate, refusal_message
 from engines.router import DIRECT, DIRECT_REPLY_PROMPT, OUT_OF_SCOPE, out_of_scope_reply
@@ -102,6 +102,7 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         extract_config: ExtractConfig | None = None,
         swap_followups: bool = True,
         answer_check: bool = True,
+        clause_vectors: ClauseVectorCache | None = None,
     ) -> None:
         postprocessors = list(postprocessors or [])
         query_engine = RetrieverQueryEngine.from_args(retriever, llm=llm, node_postprocessors=postprocessors)
@@ -131,6 +132,7 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         self._answer_mode = answer_mode
         self._swap_followups = swap_followups
         self._answer_check = answer_check
+        self._clause_vectors = clause_vectors or ClauseVectorCache()
         self._extract_config = extract_config or ExtractConfig()
         self._condense_override = condense_prompt  # None = per language (condense.prompt_for)
         self.records: list[TurnRecord] = []
@@ -236,7 +238,10 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
 
     # ------------------------------------------------------------------ the shared pipeline
 
-    def _prepare_turn(self, message: str, chat_history: list[ChatMessage] | None) -> PreparedTurn:
+    def _prepare_turn(self, message: str, chat_history: list[ChatMessage] | None,
+                      answer: bool = True) -> PreparedTurn:
+        """Everything before the answer; ``answer=False`` stops after postprocessing (no quoting,
+        no check, no answer prompt), which is what retrieval-only evaluation measures."""
         started = time.perf_counter()
         history = self._memory.get(input=message) if chat_history is None else list(chat_history)
         language = detect_language(message)
@@ -283,7 +288,7 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
         record.context_node_ids = [n.node.node_id for n in nodes]
         # Cite only passages that are relevant on their own, not rank filler.
         record.sources = _sources([n for n in nodes if self._gate.is_relevant(getattr(n, "raw_scores", {}) or {})] or nodes)
-        if not self._synthesize:
+        if not (self._synthesize and answer):
             return PreparedTurn(record, nodes, None, started=started)
         if self._answer_mode == "extract":
             return self._extract(record, nodes, suffix, started)
@@ -293,14 +298,15 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
 
     def _extract(self, record: TurnRecord, nodes: list[NodeWithScore], suffix: str,
                  started: float) -> PreparedTurn:
-        """Quote the clauses closest to the standalone query (one batched embedding call)."""
+        """Quote the clauses closest to the standalone query (one batched embedding call for the
+        clauses not seen before)."""
         t0 = time.perf_counter()
         record.answer_mode = "extract"
         embed = self._embed_model
 
         def similarity(query: str, texts: list[str]) -> list[float]:
             query_vector = embed.get_query_embedding(query)
-            return [_dot(query_vector, v) for v in embed.get_text_embedding_batch(texts)]
+            return [_dot(query_vector, v) for v in self._clause_vectors.vectors(texts, embed.get_text_embedding_batch)]
 
         passages = [n.node.get_content(metadata_mode=MetadataMode.NONE) for n in nodes]
         titles = [str(n.node.metadata.get("title") or n.node.metadata.get("doc_id") or "") for n in nodes]
@@ -502,9 +508,8 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
 
         Memory is not touched: the evaluation passes each row's history explicitly.
         """
-        prepared = self._prepare_turn(message, chat_history)
+        prepared = self._prepare_turn(message, chat_history, answer=False)
         prepared.messages = None
-        prepared.extracted = None
         self._finish(prepared, None, None)
         return prepared.record
 

@@ -69,7 +69,8 @@ def run_pass(pipeline, convs: list[list[str]], answer: bool) -> dict[str, dict[i
 
 
 def table(title: str, timings: dict[str, dict[int, list[float]]]) -> str:
-    steps = [s for s in ("condense", "retrieve", "postprocess", "extract", "answer_first_token", "answer", "total")
+    steps = [s for s in ("condense", "retrieve", "postprocess", "extract", "check", "answer_first_token", "answer",
+                         "total")
              if s in timings]
     lines = [f"### {title}", "", "| step (ms, p50 / p95) | turn 1 | turn 2 | turn 3 | turn 4+ |", "|---|---|---|---|---|"]
     for step in steps:

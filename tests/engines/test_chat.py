@@ -210,3 +210,11 @@ def test_extract_mode_still_refuses_when_nothing_is_relevant(pipeline):
     response = engine.chat("Giá vàng SJC hôm nay bao nhiêu?")
     assert engine.last_record.refused and response.response.startswith("Xin lỗi")
     assert engine.last_record.quoted == [] and llm.calls == 0
+
+
+def test_retrieval_only_preparation_neither_quotes_nor_checks(pipeline):
+    pipeline.settings.answer_mode = "extract"
+    engine, llm = engine_with(pipeline)
+    record = engine.prepare_only("Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?", [])
+    assert llm.calls == 0 and record.quoted == [] and "check" not in record.timings_ms
+    assert not record.refused and record.answer == ""

@@ -127,3 +127,11 @@ def test_a_chain_of_fallbacks_keeps_at_most_three_questions():
         chained + " Nếu được ký chính thức thì sao?")
     longer = "A1? B2? C3?"
     assert condense.fallback_query("D4?", HISTORY, longer) == "B2? C3? D4?"
+
+
+def test_long_answers_are_cut_in_the_condense_prompt_questions_never():
+    long_answer = "Theo tài liệu:\n- " + "x" * 800
+    text = condense.history_to_text(msgs("Câu hỏi dài " + "y" * 400, long_answer))
+    user_line, assistant_line = text.split("\nassistant: ")
+    assert user_line.endswith("y" * 400)  # the user's words are the subject: never cut
+    assert len(assistant_line) <= 301 and assistant_line.endswith("…")

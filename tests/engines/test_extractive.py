@@ -89,3 +89,20 @@ def test_check_prompt_shows_exactly_the_quoted_clauses():
                                        ("YES", False), ("Có", False), ("", False), ("Not sure", False), ("Nothing", False)])
 def test_only_an_explicit_no_refuses(reply, no):
     assert ex.check_says_no(reply) is no
+
+
+def test_clause_vectors_are_embedded_once_and_evicted_oldest_first():
+    batches = []
+
+    def embed(texts):
+        batches.append(list(texts))
+        return [[float(len(t))] for t in texts]
+
+    cache = ex.ClauseVectorCache(capacity=3)
+    assert cache.vectors(["a", "bb", "a"], embed) == [[1.0], [2.0], [1.0]]
+    assert cache.vectors(["bb", "ccc"], embed) == [[2.0], [3.0]]
+    assert batches == [["a", "bb"], ["ccc"]]  # one batch per call, only what was not seen
+    cache.vectors(["dddd"], embed)  # over capacity: "a" (least recently used) goes
+    assert len(cache) == 3
+    cache.vectors(["a"], embed)
+    assert batches[-1] == ["a"]
