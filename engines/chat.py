@@ -321,7 +321,10 @@ class ConversationalRAGEngine(CondenseQuestionChatEngine):
             return PreparedTurn(record, [], None, started=started)
         if self._answer_check:
             t0 = time.perf_counter()
-            system, user = check_prompt(record.query, chosen, titles)
+            # A fallback query strings earlier questions together ("...bao nhiêu ngày? Cái đó có được
+            # cộng dồn không?"); the clauses were chosen with all of it, but only the last one is asked.
+            asked = record.question if record.condense.fallback_reason else record.query
+            system, user = check_prompt(asked, chosen, titles)
             reply = self._answer_llm.chat([ChatMessage(role=MessageRole.SYSTEM, content=system),
                                            ChatMessage(role=MessageRole.USER, content=user)], max_tokens=4)
             record.llm_calls += 1

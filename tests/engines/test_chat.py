@@ -218,3 +218,15 @@ def test_retrieval_only_preparation_neither_quotes_nor_checks(pipeline):
     record = engine.prepare_only("Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?", [])
     assert llm.calls == 0 and record.quoted == [] and "check" not in record.timings_ms
     assert not record.refused and record.answer == ""
+
+
+def test_check_after_a_condense_fallback_asks_the_users_own_question(pipeline):
+    pipeline.settings.answer_mode = "extract"
+    engine, llm = engine_with(pipeline, "YES", "Có, được cộng dồn 5 ngày.", "YES")
+    engine.chat("Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?")
+    engine.chat("Cái đó có được cộng dồn không?")  # the condenser answers instead of rewriting
+    record = engine.last_record
+    assert record.condense.fallback_reason == "answered"
+    assert record.query.startswith("Nhân viên thử việc") and record.query.endswith("Cái đó có được cộng dồn không?")
+    check = llm.prompts[-1]
+    assert "Câu hỏi: Cái đó có được cộng dồn không?" in check and "bao nhiêu ngày? Cái đó" not in check
