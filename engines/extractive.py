@@ -166,13 +166,18 @@ def select_clauses(clauses: Sequence[Clause], scores: Sequence[float],
     return sorted(chosen, key=lambda item: (item[0].passage, item[0].position))
 
 
+def _title(titles: Sequence[str], clause: Clause) -> str:
+    """The title of the passage a clause came from ("" when the caller gave none)."""
+    return titles[clause.passage] if clause.passage < len(titles) else ""
+
+
 def compose_answer(chosen: Sequence[tuple[Clause, float]], titles: Sequence[str], language: str) -> str:
     """A short quoted answer: one bullet per clause, naming the document it comes from."""
     if not chosen:
         return ""
     lines = [INTROS.get(language, INTROS["en"])]
     for clause, _ in chosen:
-        title = titles[clause.passage] if clause.passage < len(titles) else ""
+        title = _title(titles, clause)
         lines.append(f"- {clause.text}" + (f" ({title})" if title else ""))
     return "\n".join(lines)
 
@@ -185,7 +190,7 @@ def extract_answer(query: str, passages: Sequence[str], titles: Sequence[str], l
     clauses = split_clauses(passages)
     if not clauses:
         return "", []
-    texts = [scoring_text(c, titles[c.passage] if c.passage < len(titles) else "") for c in clauses]
+    texts = [scoring_text(c, _title(titles, c)) for c in clauses]
     scores = combined_scores(similarity(query, texts), lexical_scores(query, texts), config.lexical_weight)
     chosen = select_clauses(clauses, scores, config)
     return compose_answer(chosen, titles, language), chosen
@@ -206,7 +211,7 @@ CHECK_USER = "Trích đoạn:\n{excerpts}\n\nCâu hỏi: {question}\nTrích đo�
 def check_prompt(question: str, chosen: Sequence[tuple[Clause, float]], titles: Sequence[str]) -> tuple[str, str]:
     """(system, user) for the yes/no check over exactly the clauses that would be quoted."""
     excerpts = "\n".join(
-        f"- {clause.text} ({titles[clause.passage]})" if clause.passage < len(titles) else f"- {clause.text}"
+        f"- {clause.text} ({_title(titles, clause)})" if _title(titles, clause) else f"- {clause.text}"
         for clause, _ in chosen)
     return CHECK_SYSTEM, CHECK_USER.format(excerpts=excerpts, question=question)
 
