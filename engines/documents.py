@@ -168,12 +168,22 @@ def _load_jsonl(file: Path) -> tuple[list[SourceDocument], list[str]]:
     return docs, problems
 
 
+#: Fields that hold a list of document ids; stored comma-separated (Chroma metadata is flat).
+ID_LIST_FIELDS = ("supersedes",)
+
+
 def _flat_metadata(fields: dict[str, Any], where: str) -> dict[str, FlatValue]:
-    """Chroma stores flat scalars only: dates become ISO strings, nested values are refused."""
+    """Chroma stores flat scalars only: dates become ISO strings, a list of doc ids (``supersedes``)
+    a comma-separated string, other nested values are refused."""
     flat: dict[str, FlatValue] = {}
     for key, value in fields.items():
         if value is None:
             continue
+        if key in ID_LIST_FIELDS:
+            ids = value if isinstance(value, list) else str(value).split(",")
+            if not all(isinstance(i, (str, int)) for i in ids):
+                raise DocumentError(f"{where}: field '{key}' must list document ids, e.g. [doc-a, doc-b].")
+            value = ",".join(str(i).strip() for i in ids if str(i).strip())
         if isinstance(value, (dt.date, dt.datetime)):
             value = value.isoformat()[:10]
         if isinstance(value, str):

@@ -68,3 +68,18 @@ def test_duplicate_doc_ids_are_refused(tmp_path):
 def test_missing_path(tmp_path):
     with pytest.raises(DocumentError, match="no such file or folder"):
         load_corpus(tmp_path / "nope")
+
+
+def test_supersedes_lists_document_ids(tmp_path):
+    from engines.documents import load_corpus
+
+    (tmp_path / "new.md").write_text("---\ndoc_id: new\nsupersedes: [old-a, old-b]\n---\nBody text here.\n", encoding="utf-8")
+    (tmp_path / "one.md").write_text("---\nsupersedes: old-c\n---\nBody text here.\n", encoding="utf-8")
+    docs = {d.doc_id: d for d in load_corpus(tmp_path)}
+    assert docs["new"].metadata["supersedes"] == "old-a,old-b" and docs["one"].metadata["supersedes"] == "old-c"
+    (tmp_path / "bad.md").write_text("---\nsupersedes: [{a: 1}]\n---\nBody text here.\n", encoding="utf-8")
+    import pytest
+
+    from engines.errors import DocumentError
+    with pytest.raises(DocumentError, match="bad.md.*supersedes.*document ids"):
+        load_corpus(tmp_path)
