@@ -16,14 +16,17 @@ from typing import IO, Callable
 
 from rich.console import Console
 
-from app.config import SAMPLE_CORPUS, Settings, load_settings
+from app.cli import add_common_flags, run_cli, settings_from
+from app.compose import build_models, new_engine, open_pipeline
+from app.config import SAMPLE_CORPUS, Settings
 from app.console import print_error
-from app.factory import Pipeline, build_models, open_pipeline
 from app.ingest import run_ingest, summary
 from app.logging_setup import configure_logging
 from engines.chat import ConversationalRAGEngine
-from engines.errors import ConfigError, ModelUnavailable, TurnragError
+from engines.errors import ConfigError, TurnragError
 from engines.filters import MetadataFilter
+from engines.models import Models
+from engines.pipeline import Pipeline
 from engines.record import TurnRecord
 from engines.store import Manifest
 
@@ -54,28 +57,21 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=HELP + "\n\nPipe questions in (one per line) to script a conversation.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--index", type=Path, help="index folder (default .turnrag/index; built from data/sample if missing)")
     parser.add_argument("--corpus", type=Path, help=f"corpus to ingest when the index is missing (default {SAMPLE_CORPUS})")
-    parser.add_argument("--config", type=Path, help="TOML settings file")
-    parser.add_argument("--llm", help="local | openai | openai-like | fake")
-    parser.add_argument("--embedding", help="e5-small | minilm | hf:<name-or-path> | fake")
     parser.add_argument("--debug", action="store_true", help="show the rewritten query and the turn record")
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    add_common_flags(parser, index_help="index folder (default .turnrag/index; built from data/sample if missing)")
     return parser
 
 
 class Repl:
-    """One conversation over one engine; reads lines, writes answers."""
+    """One conversation (one session) over the pipeline; reads lines, writes answers."""
 
-    def __init__(self, engine: ConversationalRAGEngine, out: IO[str], *, interactive: bool, debug: bool = False,
-                 new_engine: Callable[[], ConversationalRAGEngine] | None = None,
-                 pipeline: Pipeline | None = None) -> None:
-        self.engine = engine
+    def __init__(self, pipeline: Pipeline, out: IO[str], *, interactive: bool, debug: bool = False) -> None:
         self.pipeline = pipeline
+        self.engine: ConversationalRAGEngine = new_engine(pipeline)
         self.out = out
         self.interactive = interactive
         self.debug = debug
-        self._new_engine = new_engine
         self.console = Console(file=out, force_terminal=interactive, no_color=not interactive,
                                highlight=False, soft_wrap=True)
 
@@ -101,14 +97,7 @@ class Repl:
                 print_error(self.console, exc)
             return True
         if command == "/reset":
-            previous = self.engine
-            self.engine = self._new_engine() if self._new_engine else self.engine
-            if self.engine is not previous:  # session choices outlive the conversation
-                if previous.metadata_filter is not None:
-                    self.engine.set_filter(previous.metadata_filter)
-                self.engine.set_expander(previous._expander)
-                self.engine.set_router(previous.router)
-            self.engine.reset()
+            self.engine.reset()  # a new conversation; the session's choices stay
             self._line(LABELS[record.language if record else "vi"]["reset"])
         elif command == "/sources":
             self._sources(record)
@@ -123,34 +112,28 @@ class Repl:
 
     def _session_command(self, command: str, argument: str) -> None:
         """/filter, /transforms and /router: change how every later turn of this session runs."""
-        engine, pipeline = self.engine, self.pipeline
+        session, choices = self.engine.session, self.pipeline.choices
         if command == "/filter":
-            if argument and pipeline is None:
-                raise ConfigError("filters need the pipeline; restart the REPL")
             if argument == "clear":
-                engine.set_filter(pipeline.session_filter())
+                session.set_filter(choices.filter())
             elif argument:
-                current = engine.metadata_filter or pipeline.session_filter()
-                engine.set_filter(MetadataFilter.parse_assignments(argument, base=current))
-            flt = engine.metadata_filter
-            self._line(f"filter: {flt.describe() if flt is not None else 'none'}")
+                session.set_filter(MetadataFilter.parse_assignments(argument, base=session.filter))
+            self._line(f"filter: {session.filter.describe()}")
         elif command == "/transforms":
             if argument:
-                if pipeline is None:
-                    raise ConfigError("transforms need the pipeline; restart the REPL")
                 parts = argument.replace(",", " ").split()
                 activation = next((p for p in parts if p in ("always", "conditional")), None)
                 names = [p for p in parts if p not in ("always", "conditional", "off")]
-                engine.set_expander(pipeline.expander(names, activation) if names else None)
-            expander = engine._expander
+                session.set_expander(choices.expander(names, activation) if names else None)
+            expander = session.expander
             self._line(f"transforms: {', '.join(expander.transforms)} ({expander.rules.mode})" if expander
                        else "transforms: off")
         else:
             if argument:
-                if argument not in ("semantic", "llm", "off") or pipeline is None:
+                if argument not in ("semantic", "llm", "off"):
                     raise ConfigError(f"/router {argument}: use semantic, llm or off")
-                engine.set_router(pipeline.router(argument))
-            router = engine.router
+                session.set_router(choices.router(argument))
+            router = session.router
             self._line(f"router: {'off' if router is None else type(router).__name__}")
 
     def _ask(self, question: str) -> None:
@@ -237,35 +220,33 @@ def ensure_index(settings: Settings, corpus: Path, console: Console) -> None:
     if manifest is not None and manifest.corpus_hash:
         return  # a finished index (an interrupted first ingest has no corpus hash yet)
     console.print(f"No index in {settings.index_dir}: ingesting {corpus} (first run only)…", markup=False)
-    report = run_ingest(settings, corpus, prune=False, console=console, show_progress=console.is_terminal)
+    report = run_ingest(settings, corpus, prune=False, console=console)
     console.print(summary(report), markup=False)
 
 
 def run(argv: list[str] | None = None, stdin: IO[str] | None = None, stdout: IO[str] | None = None,
-        stderr: IO[str] | None = None, pipeline_hook: Callable[[Pipeline], None] | None = None) -> int:
-    """The REPL with explicit streams (tests pass StringIO)."""
+        stderr: IO[str] | None = None, models: Callable[[Settings], Models] | None = None) -> int:
+    """The REPL with explicit streams (tests pass StringIO); ``models`` builds the models from the
+    settings instead of the registry (tests pass scripted ones)."""
     args = build_parser().parse_args(argv)
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     err_console = Console(file=stderr or sys.stderr, highlight=False)
     interactive = stdin.isatty() and stdout.isatty()
-    try:
-        settings = load_settings(args.config, index_dir=args.index, llm=args.llm, embedding=args.embedding)
+
+    def body() -> int:
+        settings = settings_from(args)
         ensure_index(settings, args.corpus or SAMPLE_CORPUS, err_console)
-        pipeline = open_pipeline(settings, build_models(settings))
-        if pipeline_hook:
-            pipeline_hook(pipeline)
-    except TurnragError as exc:
-        print_error(err_console, exc)
-        return 2
-    repl = Repl(pipeline.new_engine(), stdout, interactive=interactive, debug=args.debug,
-                new_engine=pipeline.new_engine, pipeline=pipeline)
-    if interactive:
-        return _interactive_loop(repl)
-    for line in stdin:
-        if not repl.handle(line):
-            break
-    return 0
+        pipeline = open_pipeline(settings, models(settings) if models else build_models(settings))
+        repl = Repl(pipeline, stdout, interactive=interactive, debug=args.debug)
+        if interactive:
+            return _interactive_loop(repl)
+        for line in stdin:
+            if not repl.handle(line):
+                break
+        return 0
+
+    return run_cli(body, err_console)
 
 
 def _interactive_loop(repl: Repl) -> int:

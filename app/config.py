@@ -12,32 +12,20 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
 
 from engines.errors import ConfigError
+from engines.models.registry import calibration_for, embedder_names, embedder_spec
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_CORPUS = PROJECT_ROOT / "data" / "sample"
 LLMKind = Literal["local", "openai", "openai-like", "fake"]
-
-
-#: Thresholds measured per embedding model on the bundled data: cosine scales differ by model
-#: (e5 puts unrelated same-language passages near 0.8, MiniLM near 0.3), so one number cannot serve all.
-#: refusal: `python -m evals.calibrate data/eval/sample_conversations.jsonl --corpus data/sample --embedding E`
-#: conflict gate: `python -m evals.conflicts data/eval/conflict_pairs.jsonl --corpus data/sample --embedding E`
-#: router: `python -m evals.routes data/eval/routes.jsonl --eval-set data/eval/sample_conversations.jsonl --embedding E`
-#: router mid-conversation: the 10th percentile of the held-out small talk's scores (same command; it
-#: prints it), never below the plain bar: e5 keeps 21/24 small talk, MiniLM's p10 (0.33)
-#: is under its bar already.
-CALIBRATED = {
-    "e5-small": {"refusal_min_vector": 0.83, "conflict_similarity": 0.88, "router_min_confidence": 0.85,
-                 "router_followup_min_confidence": 0.89},
-    "minilm": {"refusal_min_vector": 0.39, "conflict_similarity": 0.68, "router_min_confidence": 0.57,
-               "router_followup_min_confidence": 0.57},
-}
-#: For models nobody calibrated here (hf:...): refuse only on clearly unrelated results; the seed's gate.
-UNCALIBRATED = {"refusal_min_vector": 0.3, "conflict_similarity": 0.68, "router_min_confidence": 0.6,
-                "router_followup_min_confidence": 0.6}
 
 
 class Settings(BaseSettings):
@@ -63,6 +51,10 @@ class Settings(BaseSettings):
     llm_timeout_s: float = Field(120.0, gt=0)
     condense_llm: LLMKind | None = Field(None, description="A separate (cheaper) LLM for condensing; unset = same as llm.")
     condense_llm_model: str | None = None
+    llm_parallel: int = Field(1, ge=1, le=16, description="Requests the packaged local model's llama.cpp server "
+                              "serves at once (its slots); more queue inside the server.")
+    llamaindex_globals: bool = Field(False, description="Also set LlamaIndex's global Settings.llm / embed_model "
+                                     "(for LlamaIndex components you add yourself); ours never read them.")
     model_cache_dir: Path = Field(Path.home() / ".cache" / "turnrag" / "models")
 
     # chunking
@@ -77,13 +69,18 @@ class Settings(BaseSettings):
     bm25_weight: float = Field(1.0, ge=0)
     num_queries: int = Field(1, ge=1, le=8)
 
+    # the turn
+    steps: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["route", "condense", "retrieve", "gate", "assemble", "answer", "check"],
+        description="A turn's steps in order (comma-separated); registered in app/compose.py STEP_BUILDERS.")
+
     # conversation
     condense_window: int = Field(6, ge=0, description="Messages of history the condenser sees.")
     swap_followups: bool = Field(True, description="Rewrite 'còn X thì sao?' / 'what about X?' by swapping X into "
                                  "the previous question (chosen by corpus support, no LLM call) instead of condensing.")
     refusal_min_vector: float | None = Field(None, ge=-1, le=1, description="Best raw cosine needed to answer; "
                                              "unset = the value calibrated for the embedding model "
-                                             "(`python -m evals.calibrate`), see CALIBRATED.")
+                                             "(`python -m evals.calibrate`), see engines/models/registry.py.")
     refusal_min_bm25: float | None = Field(None, ge=0, description="Best raw BM25 score that also counts as relevant.")
     answer_mode: Literal["generate", "extract"] | None = Field(
         None, description="generate: the LLM writes the answer; extract: quote the best-matching clauses (no answer "
@@ -135,13 +132,15 @@ class Settings(BaseSettings):
     @field_validator("embedding")
     @classmethod
     def _check_embedding(cls, value: str) -> str:
-        if value in ("e5-small", "minilm", "fake") or (value.startswith("hf:") and len(value) > 3):
-            return value
-        raise ValueError("use 'e5-small', 'minilm', 'fake' or 'hf:<model name or path>'")
+        try:
+            embedder_spec(value)
+        except ConfigError:
+            raise ValueError(f"use one of {', '.join(embedder_names())}") from None
+        return value
 
-    @field_validator("transforms", mode="before")
+    @field_validator("transforms", "steps", mode="before")
     @classmethod
-    def _split_transforms(cls, value: Any) -> Any:
+    def _split_list(cls, value: Any) -> Any:
         if isinstance(value, str):
             text = value.strip()
             if text.startswith("["):
@@ -180,10 +179,9 @@ class Settings(BaseSettings):
         env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        toml_path = os.environ.get("TURNRAG_CONFIG")
         sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
-        if toml_path:
-            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=Path(toml_path)))
+        if settings_cls.model_config.get("toml_file"):
+            sources.append(TomlConfigSettingsSource(settings_cls))
         return tuple(sources)
 
     @property
@@ -194,11 +192,9 @@ class Settings(BaseSettings):
         return "extract" if self.llm == "local" else "generate"
 
     def calibrated(self, name: str) -> float:
-        """The explicit setting, else the value measured for this embedding model."""
+        """The explicit setting, else the value measured for this embedding model (its registry entry)."""
         value = getattr(self, name)
-        if value is not None:
-            return value
-        return CALIBRATED.get(self.embedding, UNCALIBRATED)[name] if self.embedding != "fake" else UNCALIBRATED[name]
+        return float(value) if value is not None else calibration_for(self.embedding).get(name)
 
     @property
     def record_log(self) -> Path | None:
@@ -206,15 +202,19 @@ class Settings(BaseSettings):
 
 
 def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Settings:
-    """Build settings, turning validation errors into one ConfigError that names each setting."""
+    """Build settings, turning validation errors into one ConfigError that names each setting.
+
+    The TOML file is ``config_file``, else ``TURNRAG_CONFIG``; it is read, never written back to
+    the environment."""
     overrides = {k: v for k, v in overrides.items() if v is not None}
-    previous = os.environ.get("TURNRAG_CONFIG")
+    source = config_file if config_file is not None else os.environ.get("TURNRAG_CONFIG")
+    cls: type[Settings] = Settings
+    if source:
+        if not Path(source).is_file():
+            raise ConfigError(f"config file {source} does not exist.")
+        cls = type("Settings", (Settings,), {"model_config": {**Settings.model_config, "toml_file": Path(source)}})
     try:
-        if config_file is not None:
-            if not Path(config_file).is_file():
-                raise ConfigError(f"config file {config_file} does not exist.")
-            os.environ["TURNRAG_CONFIG"] = str(config_file)
-        return Settings(**overrides)
+        return cls(**overrides)
     except ValidationError as exc:
         lines = []
         for err in exc.errors():
@@ -224,15 +224,8 @@ def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Se
             shown = "" if isinstance(value, dict) else f" (got {value!r})"
             lines.append(f"setting '{name}'{f' / {env}' if env else ''}: {err['msg']}{shown}")
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines)) from None
+    except ConfigError:
+        raise
     except Exception as exc:  # a broken TOML file
-        if isinstance(exc, ConfigError):
-            raise
-        source = os.environ.get("TURNRAG_CONFIG")
         where = f"config file {source}" if source else "the TURNRAG_* environment variables"
         raise ConfigError(f"cannot read {where}: {exc} ({exc.__cause__ or ''})".replace(" ()", "")) from exc
-    finally:
-        if config_file is not None:
-            if previous is None:
-                os.environ.pop("TURNRAG_CONFIG", None)
-            else:
-                os.environ["TURNRAG_CONFIG"] = previous

@@ -1,9 +1,13 @@
-"""Shared terminal output helpers for the entry points."""
+"""Terminal output the entry points share: one error line, progress bars."""
 
 from __future__ import annotations
 
+import sys
+from typing import IO, Any
+
 from rich.console import Console
 from rich.text import Text
+from tqdm import tqdm
 
 
 def print_error(console: Console, message: object) -> None:
@@ -12,26 +16,37 @@ def print_error(console: Console, message: object) -> None:
     console.print(Text("error: ", style="bold red") + Text(str(message)), soft_wrap=True)  # paths stay copyable
 
 
-class LineProgress:
-    """Progress for logs and pipes (no terminal, so no bar): one line at most every ``every_s``
-    seconds with the rate and the time left, so a long background run is never silent."""
+class ProgressBars:
+    """tqdm bars driven by the library's ``(label, done, total)`` callbacks, one bar per label.
 
-    def __init__(self, console: Console, every_s: float = 30.0) -> None:
-        import time
+    On a terminal they redraw continuously; in a log or a pipe a bar writes at most one line every
+    ``every_s`` seconds (with its rate and time left), so a long background run is never silent
+    and never floods the log. Use as a context manager; ``disable`` for ``--quiet``.
+    """
 
-        self._console = console
-        self._every_s = every_s
-        self._clock = time.monotonic
-        self._started: dict[str, tuple[float, int]] = {}
-        self._last: dict[str, float] = {}
+    def __init__(self, file: IO[str] | None = None, *, every_s: float = 30.0, disable: bool = False) -> None:
+        self._file = file or sys.stderr
+        interactive = bool(getattr(self._file, "isatty", lambda: False)())
+        self._every_s = 0.1 if interactive else every_s
+        self._disable = disable
+        self._bars: dict[str, Any] = {}
 
     def __call__(self, label: str, done: int, total: int | None) -> None:
-        now = self._clock()
-        start, start_done = self._started.setdefault(label, (now, done))
-        finished = bool(total) and done >= (total or 0)
-        if not finished and now - self._last.get(label, start) < self._every_s:
-            return
-        self._last[label] = now
-        rate = (done - start_done) / (now - start) if now > start else 0.0
-        left = f", ~{((total or 0) - done) / rate / 60:.0f} min left" if rate > 0 and total and not finished else ""
-        self._console.print(f"{label}: {done}/{total or '?'} ({rate:.1f}/s{left})", highlight=False)
+        bar = self._bars.get(label)
+        if bar is None:
+            bar = self._bars[label] = tqdm(total=total or None, desc=label, file=self._file, mininterval=self._every_s,
+                                           dynamic_ncols=True, disable=self._disable, unit="it")
+        if total and bar.total != total:
+            bar.total = total
+        bar.update(done - bar.n)
+
+    def close(self) -> None:
+        for bar in self._bars.values():
+            bar.close()
+        self._bars.clear()
+
+    def __enter__(self) -> "ProgressBars":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -20,7 +20,13 @@ from typing import Any
 import bm25s
 import numpy as np
 from llama_index.core.callbacks import CallbackManager
-from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle, TextNode
+from llama_index.core.schema import (
+    BaseNode,
+    MetadataMode,
+    NodeWithScore,
+    QueryBundle,
+    TextNode,
+)
 from llama_index.retrievers.bm25 import BM25Retriever
 
 from engines.filters import NO_FILTER, MetadataFilter

@@ -19,6 +19,7 @@ from typing import Any, Iterable
 import yaml
 
 from engines.errors import DocumentError
+from engines.io import read_jsonl
 from engines.text import normalize
 
 logger = logging.getLogger(__name__)
@@ -129,42 +130,36 @@ def parse_text_document(file: Path, root: Path | None = None) -> SourceDocument:
 
 
 def _load_jsonl(file: Path) -> tuple[list[SourceDocument], list[str]]:
-    docs, problems = [], []
+    docs: list[SourceDocument] = []
+    problems: list[str] = []
     try:
-        handle = file.open("r", encoding="utf-8")
-    except OSError as exc:
-        raise DocumentError(f"{file}: cannot be read ({exc.strerror}).") from exc
-    with handle:
+        lines = list(read_jsonl(file))
+    except DocumentError as exc:  # unreadable or not UTF-8: one problem among the corpus's others
+        return [], [str(exc)]
+    for line in lines:
+        where = line.where
+        if line.error is not None:
+            problems.append(f"{where}: not valid JSON ({line.error.removeprefix('invalid JSON ').strip('()')}).")
+            continue
+        row = line.value
+        if not isinstance(row, dict):
+            problems.append(f"{where}: expected a JSON object with '_id' and 'text'.")
+            continue
+        doc_id = row.get("_id", row.get("doc_id"))
+        text = row.get("text")
+        if not doc_id:
+            problems.append(f"{where}: missing '_id'.")
+            continue
+        if not isinstance(text, str) or not text.strip():
+            problems.append(f"{where}: '_id' {doc_id!r} has no 'text'.")
+            continue
+        extra = {k: v for k, v in row.items() if k not in ("_id", "doc_id", "text")}
         try:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                where = f"{file}:{number}"
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    problems.append(f"{where}: not valid JSON ({exc.msg} at column {exc.colno}).")
-                    continue
-                if not isinstance(row, dict):
-                    problems.append(f"{where}: expected a JSON object with '_id' and 'text'.")
-                    continue
-                doc_id = row.get("_id", row.get("doc_id"))
-                text = row.get("text")
-                if not doc_id:
-                    problems.append(f"{where}: missing '_id'.")
-                    continue
-                if not isinstance(text, str) or not text.strip():
-                    problems.append(f"{where}: '_id' {doc_id!r} has no 'text'.")
-                    continue
-                extra = {k: v for k, v in row.items() if k not in ("_id", "doc_id", "text")}
-                try:
-                    metadata = _flat_metadata(extra, where=where)
-                except DocumentError as exc:
-                    problems.append(str(exc))
-                    continue
-                docs.append(_with_defaults(str(doc_id), normalize(text), metadata))
-        except UnicodeDecodeError as exc:
-            problems.append(f"{file}: not UTF-8 (byte {exc.start}). Re-save it as UTF-8.")
+            metadata = _flat_metadata(extra, where=where)
+        except DocumentError as exc:
+            problems.append(str(exc))
+            continue
+        docs.append(_with_defaults(str(doc_id), normalize(text), metadata))
     return docs, problems
 
 

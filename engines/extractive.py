@@ -6,18 +6,19 @@ The packaged 1.5B model reads the right passages and still writes wrong Vietname
 1.5B model"). Quoting the best-matching clauses is faithful by construction: the answer is the
 document's own words, with the clause number and the title, chosen by the embedding model that
 already ranked the passages. The pure functions here split and select; the engine supplies the
-similarity scores (one batched embedding call per turn).
+similarity scores (one batched embedding call per turn); the yes/no check over the quotes is
+``engines.steps.check``.
 """
 
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from threading import Lock
 
 import bm25s
+from cachetools import LRUCache
 
 from engines.bm25 import tokenize
 from engines.text import normalize
@@ -62,35 +63,31 @@ class ExtractConfig:
 
 
 class ClauseVectorCache:
-    """Clause vectors by scoring text, least recently used out first. The same passages come back
-    turn after turn in a conversation (and across sessions of one pipeline); embedding their
-    ~40 clauses costs e5-small ~2 s on one core each time."""
+    """Clause vectors by scoring text, least recently used out first, shared by a pipeline's
+    sessions (one embedding model). The same passages come back turn after turn in a conversation;
+    embedding their ~40 clauses costs e5-small ~2 s on one core each time."""
 
     def __init__(self, capacity: int = 4096) -> None:
-        self._capacity = capacity
-        self._vectors: OrderedDict[str, list[float]] = OrderedDict()
+        self._vectors: LRUCache = LRUCache(maxsize=capacity)
         self._lock = Lock()
 
     def __len__(self) -> int:
-        return len(self._vectors)
+        with self._lock:
+            return len(self._vectors)
 
     def vectors(self, texts: Sequence[str], embed_batch: Callable[[list[str]], list[list[float]]]) -> list[list[float]]:
-        """Vectors for ``texts``: cached ones reused, the rest embedded in one batch call."""
+        """Vectors for ``texts``: cached ones reused, the rest embedded in one batch call (outside the
+        lock); every vector returned is read while the lock is held, so a concurrent eviction never
+        loses one."""
         with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+            known = {t: self._vectors[t] for t in dict.fromkeys(texts) if t in self._vectors}
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
         fresh = dict(zip(missing, embed_batch(missing))) if missing else {}
         with self._lock:
             for text, vector in fresh.items():
                 self._vectors[text] = vector
-            out = []
-            for text in texts:
-                vector = self._vectors.get(text) or fresh[text]
-                if text in self._vectors:
-                    self._vectors.move_to_end(text)
-                out.append(vector)
-            while len(self._vectors) > self._capacity:
-                self._vectors.popitem(last=False)
-        return out
+        found = {**known, **fresh}
+        return [found[t] for t in texts]
 
 
 def split_clauses(passages: Sequence[str]) -> list[Clause]:
@@ -194,28 +191,3 @@ def extract_answer(query: str, passages: Sequence[str], titles: Sequence[str], l
     scores = combined_scores(similarity(query, texts), lexical_scores(query, texts), config.lexical_weight)
     chosen = select_clauses(clauses, scores, config)
     return compose_answer(chosen, titles, language), chosen
-
-
-# --------------------------------------------------------------------------- the answer check
-
-#: The small model judges, it does not write: asked whether the quoted clauses state the answer.
-#: Measured on the bundled eval set (77 rows past the refusal gate, packaged 1.5B model): this
-#: Vietnamese wording says NO to 8 of 10 unanswerable questions and to 6 of 67 answerable ones;
-#: the same question asked in English caught 5 of 10 (2 of 67 false). One call of ~6 s on one core.
-CHECK_SYSTEM = ("Bạn kiểm tra xem các trích đoạn tài liệu có trả lời câu hỏi hay không. Chỉ trả lời một từ: "
-                "YES nếu trích đoạn nêu câu trả lời, NO nếu không.")
-_EXPLICIT_NO = re.compile(r"(?iu)(no|không)(?!\w)")
-CHECK_USER = "Trích đoạn:\n{excerpts}\n\nCâu hỏi: {question}\nTrích đoạn có nêu câu trả lời không? YES hoặc NO:"
-
-
-def check_prompt(question: str, chosen: Sequence[tuple[Clause, float]], titles: Sequence[str]) -> tuple[str, str]:
-    """(system, user) for the yes/no check over exactly the clauses that would be quoted."""
-    excerpts = "\n".join(
-        f"- {clause.text} ({_title(titles, clause)})" if _title(titles, clause) else f"- {clause.text}"
-        for clause, _ in chosen)
-    return CHECK_SYSTEM, CHECK_USER.format(excerpts=excerpts, question=question)
-
-
-def check_says_no(reply: str) -> bool:
-    """True only for an explicit NO (or KHÔNG): anything else keeps the quote, never a silent refusal."""
-    return bool(_EXPLICIT_NO.match((reply or "").strip().lstrip("*_`\"'")))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.llms import LLM
@@ -108,21 +107,6 @@ class HybridFusionRetriever(QueryFusionRetriever):
             if name == "vector" and hasattr(retriever, "best_cosines"):
                 return retriever.best_cosines(embeddings)
         return None
-
-    @property
-    def metadata_filter(self) -> Any:
-        return getattr(self._retrievers[0], "metadata_filter", None)
-
-    def with_filter(self, metadata_filter: Any) -> "HybridFusionRetriever":
-        """The same fusion over the same indexes, every side restricted by ``metadata_filter``."""
-        missing = [n for n, r in zip(self._names, self._retrievers) if not hasattr(r, "with_filter")]
-        if missing:
-            raise TypeError(f"retrievers {missing} cannot apply metadata filters")
-        return HybridFusionRetriever(
-            {n: r.with_filter(metadata_filter) for n, r in zip(self._names, self._retrievers)},
-            llm=self._llm, weights=dict(zip(self._names, self._weights)),
-            similarity_top_k=self.similarity_top_k, rrf_k=self._rrf_k, num_queries=self.num_queries,
-        )
 
     def _fuse(self, results: list[tuple[str, list[NodeWithScore]]]) -> list[NodeWithScore]:
         """results: (retriever name, its ranked nodes) per (query, retriever) run."""

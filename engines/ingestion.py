@@ -11,14 +11,10 @@ rebuilt last from what the store holds.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import logging
-import os
 import time
 from collections import defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -28,36 +24,25 @@ from llama_index.core.node_parser import SentenceSplitter
 
 from engines.documents import SourceDocument
 from engines.errors import IndexUnavailable
+from engines.io import exclusive_lock
+from engines.store import Manifest, iter_chunks, read_bm25_pointer, rebuild_bm25
 from engines.text import searchable_text
-from engines.store import Manifest, iter_chunks, rebuild_bm25, _read_bm25_pointer
+from engines.tokens import TOKENIZER_NAME, load_tokenizer
 
 logger = logging.getLogger(__name__)
 
 LOCK_NAME = "ingest.lock"
 
 
-@contextmanager
-def writer_lock(index_dir: Path) -> Iterator[None]:
+def writer_lock(index_dir: Path) -> Any:
     """One ingest at a time per index: two writers would each rebuild BM25 and the manifest from a
     store the other is changing. The OS drops the lock when a process dies, so a killed ingest
     never leaves the index locked."""
     index_dir = Path(index_dir)
-    index_dir.mkdir(parents=True, exist_ok=True)
-    path = index_dir / LOCK_NAME
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-            raise IndexUnavailable(
-                f"{index_dir} is being written by another ingest (pid {holder}, lock {path}). "
-                "Wait for it to finish, then run this again.") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
+    return exclusive_lock(index_dir / LOCK_NAME, wait=False, error=IndexUnavailable, busy_message=(
+        f"{index_dir} is being written by another ingest (pid {{pid}}, lock {{path}}). "
+        "Wait for it to finish, then run this again."))
+
 
 ProgressFn = Callable[[int, int], None]
 
@@ -83,17 +68,29 @@ class IngestReport:
 
 @dataclass(frozen=True)
 class ChunkingConfig:
+    """How documents become chunks; the fingerprint enters every chunk's version hash, so a change
+    re-chunks (and re-embeds) exactly the documents it affects."""
+
     chunk_size: int = 400
     chunk_overlap: int = 50
+    tokenizer: str = TOKENIZER_NAME  # what chunk sizes are counted in (engines.tokens)
 
     @property
     def fingerprint(self) -> str:
-        return f"s{self.chunk_size}o{self.chunk_overlap}"
+        # The default tokenizer is implied, so indexes built before it was named keep their hashes.
+        suffix = "" if self.tokenizer == TOKENIZER_NAME else f"t{self.tokenizer}"
+        return f"s{self.chunk_size}o{self.chunk_overlap}{suffix}"
+
+    def splitter(self) -> SentenceSplitter:
+        if self.tokenizer != TOKENIZER_NAME:
+            raise ValueError(f"unknown chunk tokenizer {self.tokenizer!r}; available: {TOKENIZER_NAME}")
+        return SentenceSplitter(chunk_size=self.chunk_size, chunk_overlap=self.chunk_overlap,
+                                tokenizer=load_tokenizer())
 
 
-def chunk_document(doc: SourceDocument, chunking: ChunkingConfig) -> list[str]:
-    """Sentence-aware chunks of a document's text (sizes in tokenizer tokens)."""
-    splitter = SentenceSplitter(chunk_size=chunking.chunk_size, chunk_overlap=chunking.chunk_overlap)
+def chunk_document(doc: SourceDocument, chunking: ChunkingConfig | SentenceSplitter) -> list[str]:
+    """Sentence-aware chunks of a document's text (sizes in the config's tokenizer's tokens)."""
+    splitter = chunking.splitter() if isinstance(chunking, ChunkingConfig) else chunking
     return [c for c in splitter.split_text(doc.text) if c.strip()]
 
 
@@ -145,7 +142,8 @@ def ingest_documents(
         else:
             plan.append((doc, version, "updated"))
 
-    chunked = [(doc, version, reason, chunk_document(doc, chunking)) for doc, version, reason in plan]
+    splitter = chunking.splitter() if plan else None
+    chunked = [(doc, version, reason, chunk_document(doc, splitter)) for doc, version, reason in plan]
     total = sum(len(chunks) for *_, chunks in chunked)
     done = 0
     if on_progress:
@@ -178,7 +176,7 @@ def ingest_documents(
 
     report.total_chunks = collection.count()
     store_hash = _store_hash(collection)
-    bm25_dir = _read_bm25_pointer(index_dir)
+    bm25_dir = read_bm25_pointer(index_dir)
     if report.changed or manifest.corpus_hash != store_hash or not bm25_dir:
         bm25_dir = rebuild_bm25(collection, index_dir)
     new_manifest = Manifest(
@@ -186,6 +184,7 @@ def ingest_documents(
         embedding_dim=manifest.embedding_dim,
         chunk_size=chunking.chunk_size,
         chunk_overlap=chunking.chunk_overlap,
+        tokenizer=chunking.tokenizer,
         collection=collection.name,
         corpus_hash=store_hash,
         n_documents=len({*stored, *(d.doc_id for d in docs)} - set(report.removed)),

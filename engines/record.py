@@ -1,14 +1,20 @@
-"""The per-turn record: the one thing the REPL's /debug, the JSONL log and the evaluation read."""
+"""The per-turn record: the one thing the REPL's /debug, the JSONL log, the HTTP responses and the
+evaluation read. Built once, at the end of a turn, from the steps' outputs (``engines.pipeline``)."""
 
 from __future__ import annotations
 
-import json
+import threading
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from llama_index.core.schema import NodeWithScore
 
-@dataclass
+from engines.io import append_jsonl
+
+
+@dataclass(frozen=True)
 class Candidate:
     """A retrieved chunk as fusion saw it: fused score plus each retriever's raw score and rank."""
 
@@ -20,14 +26,14 @@ class Candidate:
     ranks: dict[str, int] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Source:
     doc_id: str
     title: str
     date: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class CondenseTrace:
     """What the condense step did: whether an LLM ran, what it said, and any fallback."""
 
@@ -35,10 +41,10 @@ class CondenseTrace:
     window: int = 0
     raw_output: str | None = None
     fallback_reason: str | None = None
-    rule: str | None = None  # "swap": "còn X thì sao?" rewritten without an LLM (condense.swap_candidates)
+    rule: str | None = None  # "swap": "còn X thì sao?" rewritten without an LLM
 
 
-@dataclass
+@dataclass(frozen=True)
 class TurnRecord:
     question: str
     language: str
@@ -65,11 +71,7 @@ class TurnRecord:
     @property
     def retrieved_doc_ids(self) -> list[str]:
         """Document ids in rank order, each once (a chunk counts for its document)."""
-        seen: list[str] = []
-        for cand in self.candidates:
-            if cand.doc_id not in seen:
-                seen.append(cand.doc_id)
-        return seen
+        return list(dict.fromkeys(cand.doc_id for cand in self.candidates))
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -77,8 +79,37 @@ class TurnRecord:
         return data
 
 
-def append_jsonl(path: Path, record: TurnRecord) -> None:
-    """Append one record as a JSON line (the turn log)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as f:
-        f.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
+def candidate_of(nws: NodeWithScore) -> Candidate:
+    meta = nws.node.metadata
+    return Candidate(
+        node_id=nws.node.node_id,
+        doc_id=str(meta.get("doc_id", nws.node.node_id)),
+        title=str(meta.get("title", "")),
+        fused_score=float(nws.score or 0.0),
+        raw_scores=dict(getattr(nws, "raw_scores", {}) or {}),
+        ranks=dict(getattr(nws, "ranks", {}) or {}),
+    )
+
+
+def sources_of(nodes: Iterable[NodeWithScore]) -> list[Source]:
+    """One source per document, in the order its first chunk appears."""
+    sources: dict[str, Source] = {}
+    for nws in nodes:
+        meta = nws.node.metadata
+        doc_id = str(meta.get("doc_id", nws.node.node_id))
+        sources.setdefault(doc_id, Source(doc_id=doc_id, title=str(meta.get("title", "")), date=str(meta.get("date", ""))))
+    return list(sources.values())
+
+
+class TurnLog:
+    """The JSONL turn log, one line per turn; safe to share between sessions (one writer lock)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = Path(path) if path else None
+        self._lock = threading.Lock()
+
+    def write(self, record: TurnRecord) -> None:
+        if self.path is None:
+            return
+        with self._lock:
+            append_jsonl(self.path, record.to_dict())

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -141,17 +142,19 @@ class SemanticRouter:
         self.margin = margin
         self._top_n = top_n
         self._matrices: dict[str, np.ndarray] | None = None
+        self._lock = threading.Lock()  # one router serves every session of a pipeline
 
     def _example_vectors(self) -> dict[str, np.ndarray]:
-        """Embedded on first use (one batch), not at construction or import."""
-        if self._matrices is None:
-            matrices = {}
-            for route, texts in self._examples.items():
-                # Embedded as queries: the question is compared with questions, not with passages.
-                vectors = np.asarray([self._embed_model.get_query_embedding(t) for t in texts], dtype=np.float32)
-                matrices[route] = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-            self._matrices = matrices
-        return self._matrices
+        """Embedded on first use, not at construction or import; concurrent first turns wait for it."""
+        with self._lock:
+            if self._matrices is None:
+                matrices = {}
+                for route, texts in self._examples.items():
+                    # Embedded as queries: the question is compared with questions, not with passages.
+                    vectors = np.asarray([self._embed_model.get_query_embedding(t) for t in texts], dtype=np.float32)
+                    matrices[route] = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+                self._matrices = matrices
+            return self._matrices
 
     def scores(self, question: str) -> dict[str, float]:
         query = np.asarray(self._embed_model.get_query_embedding(question), dtype=np.float32)

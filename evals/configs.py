@@ -1,7 +1,8 @@
 """Named query configurations: what the engine is asked for each evaluation row.
 
-A configuration pairs engine options (passed to ``Pipeline.new_engine``) with a pure function
-from a row to the message and explicit chat history to send. Built in:
+A configuration pairs session options (the choices a :class:`~engines.session.Session` may make:
+condense window, transforms, router) with a pure function from a row to the message and explicit
+chat history to send. Built in:
 
 * ``lastturn``  - the question alone, never rewritten (condense window 0): the baseline.
 * ``condense``  - the engine as configured, with the row's history as real chat history.
@@ -24,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 
 from engines.errors import ConfigError
+from engines.session import Session
 from evals.dataset import EvalRow
 
 if TYPE_CHECKING:
-    from app.factory import Pipeline
-    from engines.chat import ConversationalRAGEngine
+    from engines.pipeline import Pipeline
 
 _ROLES = {"user": MessageRole.USER, "assistant": MessageRole.ASSISTANT, "bot": MessageRole.ASSISTANT}
 
@@ -53,12 +54,24 @@ class QueryConfig:
     name: str
     description: str
     build: Callable[[EvalRow], TurnInput]
-    engine_options: Mapping[str, Any] = field(default_factory=dict)
+    engine_options: Mapping[str, Any] = field(default_factory=dict)  # condense_window, transforms, activation, router
     audit: bool = False  # its queries are rewrites worth reading beside the question
 
-    def new_engine(self, pipeline: "Pipeline") -> "ConversationalRAGEngine":
-        """A fresh engine that writes no turn log (evaluation keeps its own records)."""
-        return pipeline.new_engine(record_log=False, **dict(self.engine_options))
+    def new_session(self, pipeline: "Pipeline") -> Session:
+        """A fresh session with this configuration's choices, writing no turn log (evaluation keeps
+        its own records)."""
+        options = dict(self.engine_options)
+        unknown = set(options) - {"condense_window", "transforms", "activation", "router"}
+        if unknown:
+            raise ConfigError(f"configuration {self.name!r}: unknown session options {sorted(unknown)}")
+        session = Session(pipeline, log_turns=False)
+        if "condense_window" in options:
+            session.set_condense_window(options["condense_window"])
+        if "transforms" in options or "activation" in options:
+            session.set_expander(pipeline.choices.expander(options.get("transforms"), options.get("activation")))
+        if "router" in options:
+            session.set_router(pipeline.choices.router(options["router"]))
+        return session
 
 
 def to_chat_messages(history: Iterable[Sequence[str]]) -> list[ChatMessage]:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from engines.conflicts.graph import analyze, detect_pairs, resolve
+from engines.io import read_jsonl
 from engines.text import detect_language
 
 DEFAULT_GATES = (0.0, 0.68, 0.75, 0.80, 0.85, 0.88, 0.90, 0.92, 0.94)
@@ -50,14 +51,14 @@ def load_pairs(path: Path, corpus: Path | None) -> list[PairRow]:
 
         docs = {d.doc_id: d for d in load_corpus(corpus)}
     rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        row = json.loads(line)
+    for line in read_jsonl(path):
+        if line.error is not None:
+            raise SystemExit(f"{line.where}: {line.error}")
+        row = line.value
         if "doc_a" in row:
             missing = [d for d in (row["doc_a"], row["doc_b"]) if d not in docs]
             if missing:
-                raise SystemExit(f"{path}:{number}: doc ids {missing} not in --corpus {corpus}")
+                raise SystemExit(f"{line.where}: doc ids {missing} not in --corpus {corpus}")
             a, b = docs[row["doc_a"]], docs[row["doc_b"]]
             rows.append(PairRow(row["pair_id"], a.text, b.text, str(a.metadata.get("date", "")),
                                 str(b.metadata.get("date", "")), bool(row["conflict"]), row.get("kind", "all"), row.get("newer"),
@@ -71,8 +72,8 @@ def load_pairs(path: Path, corpus: Path | None) -> list[PairRow]:
 def ramdocs_pairs(path: Path, per_kind: int | None, seed: int = 13) -> list[PairRow]:
     """Derive labelled pairs from RAMDocs (no dates: detection only)."""
     out: dict[str, list[PairRow]] = defaultdict(list)
-    for qi, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
-        item = json.loads(line)
+    for qi, line in enumerate(read_jsonl(path)):
+        item = line.value
         docs = [d for d in item["documents"] if d.get("type") in ("correct", "misinfo")]
         for (i, a), (j, b) in itertools.combinations(enumerate(docs), 2):
             types = {a["type"], b["type"]}
@@ -172,7 +173,7 @@ def with_llm_check(rows: list[PairRow], preds: list[dict[str, Any]], llm: Any, g
 
 
 def embed_similarities(rows: list[PairRow], embedding: str) -> np.ndarray:
-    from engines.models import build_embedding
+    from engines.models.registry import build_embedding
 
     model = build_embedding(embedding)
     texts = [t for r in rows for t in (r.text_a, r.text_b)]
@@ -185,10 +186,11 @@ def overhead(index: Path, n_nodes: int = 10, repeats: int = 3) -> dict[str, floa
     """Postprocessor time per query over real retrieved nodes (stored vectors, no new embeddings)."""
     import time
 
-    from app.config import SAMPLE_CORPUS, load_settings
-    from app.factory import build_models, ingest_path, open_pipeline
-    from engines.conflicts.postprocessor import ConflictPostprocessor
     from llama_index.core.schema import QueryBundle
+
+    from app.compose import build_models, ingest_path, open_pipeline
+    from app.config import SAMPLE_CORPUS, load_settings
+    from engines.conflicts.postprocessor import ConflictPostprocessor
 
     settings = load_settings(index_dir=index, llm="fake", log_dir=None, top_k=n_nodes, candidate_k=max(20, n_nodes))
     ingest_path(settings, SAMPLE_CORPUS)
@@ -197,8 +199,7 @@ def overhead(index: Path, n_nodes: int = 10, repeats: int = 3) -> dict[str, floa
     questions = [json.loads(l)["question"] for l in (SAMPLE_CORPUS.parent / "eval" / "sample_conversations.jsonl")
                  .read_text(encoding="utf-8").splitlines() if l.strip()]
     results = [(q, retriever.retrieve(q)) for q in questions]
-    post = pipeline.postprocessors[0]
-    assert isinstance(post, ConflictPostprocessor)
+    post = next(p for p in pipeline.step("assemble").postprocessors if isinstance(p, ConflictPostprocessor))
     cold, warm = [], []
     for repeat in range(repeats):
         for q, nodes in results:
@@ -233,9 +234,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.pairs and not args.ramdocs:
         parser.error("give PAIRS.jsonl or --ramdocs FILE")
-    from app.config import load_settings
+    from engines.models.registry import calibration_for
 
-    gate = args.gate if args.gate is not None else load_settings(embedding=args.embedding).calibrated("conflict_similarity")
+    gate = args.gate if args.gate is not None else calibration_for(args.embedding).conflict_similarity
     rows = ramdocs_pairs(args.ramdocs, args.per_kind or None) if args.ramdocs else load_pairs(args.pairs, args.corpus)
     sims = embed_similarities(rows, args.embedding)
     preds = predict(rows, sims, gate)
@@ -258,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nyear filter off: f1 {no_year_filter['all']['f1']:.2f} (on: {table['all']['f1']:.2f})")
     llm_result = None
     if args.llm_check:
-        from engines.models import build_llm
+        from engines.models.registry import build_llm
 
         checked, cost = with_llm_check(rows, preds, build_llm(args.llm_check), gate, args.llm_limit)
         kept_ids = {p["pair_id"] for p in checked}

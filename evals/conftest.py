@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from app.compose import build_models, ingest_path, open_pipeline
 from app.config import SAMPLE_CORPUS, load_settings
-from app.factory import build_models, ingest_path, open_pipeline
 from evals.dataset import load_rows
 from evals.evaluation import run_evaluation
 
@@ -17,10 +17,17 @@ EVAL_SET = Path(__file__).resolve().parent.parent / "data" / "eval" / "sample_co
 
 
 @pytest.fixture(scope="session")
-def eval_pipeline(tmp_path_factory):
-    settings = load_settings(index_dir=tmp_path_factory.mktemp("eval") / "index", log_dir=None)
-    ingest_path(settings, SAMPLE_CORPUS)
-    return open_pipeline(settings, build_models(settings))
+def eval_settings(tmp_path_factory):
+    """Answers are the quoted clauses (answer_mode "extract") without the yes/no check: no answer
+    LLM call, so the run costs the condense calls only, and refusals are the retrieval gate's alone."""
+    return load_settings(index_dir=tmp_path_factory.mktemp("eval") / "index", log_dir=None,
+                         answer_mode="extract", answer_check=False)
+
+
+@pytest.fixture(scope="session")
+def eval_pipeline(eval_settings):
+    ingest_path(eval_settings, SAMPLE_CORPUS)
+    return open_pipeline(eval_settings, build_models(eval_settings))
 
 
 @pytest.fixture(scope="session")
@@ -30,9 +37,5 @@ def eval_rows():
 
 @pytest.fixture(scope="session")
 def retrieval_result(eval_pipeline, eval_rows):
-    """lastturn (rewriting off) and condense (the product) on every row. Answers are the quoted
-    clauses (answer_mode "extract") without the yes/no check: no answer LLM call, so the run costs
-    the condense calls only, and refusals are the retrieval gate's alone."""
-    eval_pipeline.settings.answer_mode = "extract"
-    eval_pipeline.settings.answer_check = False
+    """lastturn (rewriting off) and condense (the product) on every row, answers quoted."""
     return run_evaluation(eval_pipeline, eval_rows, configs=["lastturn", "condense"], k=5, retrieval_only=False)

@@ -17,7 +17,6 @@ follow-ups are the product.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +25,8 @@ from typing import Any
 
 from engines.errors import ConfigError, DocumentError
 from engines.filters import MetadataFilter
+from engines.io import JsonLine, parse_jsonl, read_jsonl
+from evals.buckets import POSITIONS, TURN_BUCKETS, turn_buckets, turn_position
 
 ROW_TYPES = ("standalone", "non_standalone", "unanswerable")
 ANSWERABLE_TYPES = ("standalone", "non_standalone")
@@ -33,12 +34,8 @@ ROLES = {"user": "user", "assistant": "assistant", "bot": "assistant"}
 REQUIRED = ("conv_id", "turn", "history", "question", "type", "gold_doc_ids")
 OPTIONAL = ("answer", "must_contain", "stale_value", "rewrite", "filters")
 
-#: Turn buckets of the report; "turn2+" overlaps turn2 and turn3+ on purpose (the follow-up view).
-TURN_BUCKETS = ("all", "turn1", "turn2", "turn3+", "turn2+")
 #: Type buckets for retrieval metrics (unanswerable rows have no gold documents to find).
 TYPE_BUCKETS = ("all", "standalone", "non_standalone")
-#: Turn positions of the plot and the sanity table.
-POSITIONS = ("1", "2", "3", "4", "5+")
 #: Share of turn-1 (or standalone) rows at which the set measures the demo, not the product.
 SKEW_WARNING_SHARE = 0.9
 MAX_LISTED_ERRORS = 20
@@ -86,26 +83,6 @@ class EvalRow:
 # ---------------------------------------------------------------------------------- buckets
 
 
-def turn_bucket(turn: int) -> str:
-    """"turn1", "turn2" or "turn3+": the exclusive bucket of a turn number."""
-    if turn < 1:
-        raise ValueError(f"turn numbers start at 1, got {turn}")
-    return "turn1" if turn == 1 else "turn2" if turn == 2 else "turn3+"
-
-
-def turn_buckets(turn: int) -> tuple[str, ...]:
-    """Every turn bucket a turn counts in: "all", its own bucket, and "turn2+" for follow-ups."""
-    own = turn_bucket(turn)
-    return ("all", own, "turn2+") if turn >= 2 else ("all", own)
-
-
-def turn_position(turn: int) -> str:
-    """Plot position: "1".."4", then "5+" (long conversations are few per position)."""
-    if turn < 1:
-        raise ValueError(f"turn numbers start at 1, got {turn}")
-    return str(turn) if turn < 5 else "5+"
-
-
 def bucket_key(row_type: str, turn: str) -> str:
     """The report key of a type × turn bucket, e.g. "non_standalone/turn2+" or "all/all"."""
     return f"{row_type}/{turn}"
@@ -131,24 +108,26 @@ def load_rows(path: Path | str) -> list[EvalRow]:
     if not path.is_file():
         raise EvalDataError(f"{path}: dataset file does not exist")
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise EvalDataError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    return parse_rows(text.splitlines(), source=str(path))
+        return _rows(read_jsonl(path), source=str(path))
+    except DocumentError as exc:
+        if isinstance(exc, EvalDataError):
+            raise
+        raise EvalDataError(str(exc)) from None
 
 
 def parse_rows(lines: Iterable[str], source: str = "<rows>") -> list[EvalRow]:
     """Validate JSONL lines (blank lines skipped); every problem is collected, then raised once."""
+    return _rows(parse_jsonl(lines, source), source)
+
+
+def _rows(lines: Iterable[JsonLine], source: str) -> list[EvalRow]:
     rows: list[EvalRow] = []
     errors: list[str] = []
     seen: dict[tuple[str, int], int] = {}
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            errors.append(f"{source}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno})")
+    for line in lines:
+        lineno, obj = line.number, line.value
+        if line.error is not None:
+            errors.append(f"{source}:{lineno}: {line.error}")
             continue
         problems = row_problems(obj)
         if problems:

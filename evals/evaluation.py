@@ -11,7 +11,7 @@
     result.summary["condense"]["refusal"]["false_refusal_rate"]     # -> 0.04
     result.comparison("condense", "non_standalone/turn2+")           # W/T/L and p vs the baseline
 
-The keys are documented in evals/REPORT_SCHEMA.md; ``result.to_json()`` is report.json.
+The keys are documented in docs/report-schema.md; ``result.to_json()`` is report.json.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from evals.metrics import hit_metric, metric_names, score_rows, summarise
 from evals.runner import ProgressFn, RowResult, replay
 
 if TYPE_CHECKING:
-    from app.factory import Pipeline
+    from engines.pipeline import Pipeline
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ class EvaluationResult:
         return {"metric": hit, "configs": configs}
 
     def to_json(self) -> dict[str, Any]:
-        """report.json (schema: evals/REPORT_SCHEMA.md)."""
+        """report.json (schema: docs/report-schema.md)."""
         return {
             "summary": {"dataset": self.dataset.to_dict(), "headline": self.headline(),
                         "audit": audit_summary(self.audit)},
@@ -115,9 +115,9 @@ def run_evaluation(pipeline: "Pipeline", rows: Sequence[EvalRow],
     if baseline not in names:
         raise ConfigError(f"baseline {baseline!r} is not among the configurations: {', '.join(names)}")
     metric_names(k)  # validates k before any replay
-    if k > pipeline.settings.top_k:
-        logger.warning("k=%d but the engine keeps top_k=%d chunks: hit@%d can only see %d chunks",
-                       k, pipeline.settings.top_k, k, pipeline.settings.top_k)
+    top_k = pipeline.retrieval.config.top_k if pipeline.retrieval else k
+    if k > top_k:
+        logger.warning("k=%d but the engine keeps top_k=%d chunks: hit@%d can only see %d chunks", k, top_k, k, top_k)
     scored: dict[str, list[RowResult]] = {}
     for config in resolved:
         replayed = replay(pipeline, rows, config, retrieval_only=retrieval_only, mode=mode, on_progress=on_progress)
@@ -134,14 +134,15 @@ def run_evaluation(pipeline: "Pipeline", rows: Sequence[EvalRow],
 
 def run_meta(pipeline: "Pipeline", configs: Sequence[QueryConfig], **run: Any) -> dict[str, Any]:
     """What produced the numbers: run options, settings that matter, index identity, versions."""
-    settings = pipeline.settings
-    manifest = pipeline.manifest
+    settings = pipeline.config
+    manifest = pipeline.index.manifest if pipeline.index else None
     return {
         **run,
         "configs": {c.name: {"description": c.description, "engine_options": dict(c.engine_options)} for c in configs},
-        "settings": {name: _plain(getattr(settings, name)) for name in SETTINGS_IN_META},
+        "settings": {name: _plain(settings.get(name)) for name in SETTINGS_IN_META},
+        "steps": list(pipeline.step_names),
         "index": {
-            "dir": str(settings.index_dir),
+            "dir": str(pipeline.index.index_dir) if pipeline.index else None,
             "embedding_model": manifest.embedding_model if manifest else None,
             "corpus_hash": manifest.corpus_hash if manifest else None,
             "n_documents": manifest.n_documents if manifest else None,

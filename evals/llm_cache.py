@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from llama_index.core.base.llms.types import (
-    ChatMessage, ChatResponse, CompletionResponse, CompletionResponseGen, LLMMetadata, MessageRole,
+    ChatMessage,
+    ChatResponse,
+    CompletionResponse,
+    CompletionResponseGen,
+    LLMMetadata,
+    MessageRole,
 )
 from llama_index.core.llms import LLM
 from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback

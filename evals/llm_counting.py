@@ -6,13 +6,19 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from llama_index.core.base.llms.types import (
-    ChatMessage, ChatResponse, ChatResponseGen, CompletionResponse, CompletionResponseGen, LLMMetadata,
+    ChatMessage,
+    ChatResponse,
+    ChatResponseGen,
+    CompletionResponse,
+    CompletionResponseGen,
+    LLMMetadata,
 )
 from llama_index.core.llms import LLM
 from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_callback
 from llama_index.core.llms.custom import CustomLLM
-from llama_index.core.utils import get_tokenizer
 from pydantic import PrivateAttr
+
+from engines.tokens import load_tokenizer
 
 
 class CountingLLM(CustomLLM):
@@ -22,10 +28,12 @@ class CountingLLM(CustomLLM):
     calls: int = 0
     prompt_tokens: int = 0
     _inner: LLM = PrivateAttr()
+    _tokens: Any = PrivateAttr()
 
     def __init__(self, inner: LLM, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._inner = inner
+        self._tokens = load_tokenizer()
 
     @property
     def metadata(self) -> LLMMetadata:
@@ -37,7 +45,7 @@ class CountingLLM(CustomLLM):
 
     def _count(self, text: str) -> None:
         self.calls += 1
-        self.prompt_tokens += len(get_tokenizer()(text))
+        self.prompt_tokens += len(self._tokens(text))
 
     @llm_chat_callback()
     def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:

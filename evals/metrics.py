@@ -22,19 +22,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from evals.dataset import (
-    POSITIONS,
-    TURN_BUCKETS,
-    all_bucket_keys,
-    row_bucket_keys,
-    turn_buckets,
-    turn_position,
-)
+from evals.buckets import POSITIONS, TURN_BUCKETS, turn_buckets, turn_position
+from evals.dataset import all_bucket_keys, row_bucket_keys
 from evals.runner import RowResult
+from evals.stats import mean as _mean
+from evals.stats import percentile
 
 #: Our metric name -> ranx's.
 RANX_NAMES = {"hit": "hit_rate", "recall": "recall", "mrr": "mrr", "ndcg": "ndcg"}
-LATENCY_STEPS = ("condense", "retrieve", "postprocess", "answer", "total")
+#: The turn's steps (engines/steps), then writing the answer; each timed by the pipeline.
+LATENCY_STEPS = ("route", "condense", "retrieve", "gate", "assemble", "answer", "check", "first_token", "write", "total")
 
 
 def metric_names(k: int) -> tuple[str, ...]:
@@ -167,7 +164,7 @@ def score_rows(results: Sequence[RowResult], k: int, *, retrieval_only: bool) ->
 
 
 def summarise(results: Sequence[RowResult], k: int, *, retrieval_only: bool) -> dict[str, Any]:
-    """One configuration's summary from scored rows (see evals/REPORT_SCHEMA.md for the keys)."""
+    """One configuration's summary from scored rows (see docs/report-schema.md for the keys)."""
     scored = [r for r in results if r.scored]
     names = metric_names(k)
     summary: dict[str, Any] = {}
@@ -253,18 +250,3 @@ def cost_summary(scored: Sequence[RowResult]) -> dict[str, Any]:
                               for b in TURN_BUCKETS},
         "latency_ms": latency,
     }
-
-
-def percentile(values: Sequence[float], q: float) -> float | None:
-    """Linear-interpolated percentile (numpy's default); None for no values."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    pos = (len(ordered) - 1) * q / 100
-    low, high = math.floor(pos), math.ceil(pos)
-    return float(ordered[low] + (ordered[high] - ordered[low]) * (pos - low))
-
-
-def _mean(values: Iterable[float]) -> float | None:
-    values = list(values)
-    return float(sum(values) / len(values)) if values else None

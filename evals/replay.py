@@ -13,25 +13,22 @@ import logging
 import re
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import IO
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
-from app.config import load_settings
-from app.console import LineProgress, print_error
-from app.factory import build_models, ingest_path, open_pipeline
+from app.cli import add_common_flags, run_cli, settings_from
+from app.compose import build_models, ingest_path, open_pipeline
+from app.console import ProgressBars
 from app.ingest import summary as ingest_summary
 from app.logging_setup import configure_logging
-from engines.errors import TurnragError
 from evals.configs import DEFAULT_CONFIGS, available_configs, resolve_configs
 from evals.dataset import load_rows
 from evals.evaluation import run_evaluation
 from evals.report import print_report, write_report
-from evals.runner import MODES, ProgressFn
+from evals.runner import MODES
 
 EVAL_ROOT = Path(".turnrag")
 PIPED_WIDTH = 160
@@ -49,7 +46,7 @@ dataset rows (JSONL, one user turn a line):
   optional: answer, must_contain [..], stale_value, rewrite, filters; other fields are carried
   into the report. Produce mtRAG rows with `python -m evals.datasets.mtrag`.
 
-outputs in --out: report.json (schema in evals/REPORT_SCHEMA.md), report.md, hit_by_turn.png.
+outputs in --out: report.json (schema in docs/report-schema.md), report.md, hit_by_turn.png.
 exit status: 0 done, 2 bad dataset/settings/index (one message, no traceback), 130 interrupted.
 
 example:
@@ -71,30 +68,26 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("dataset", type=Path, help="evaluation rows (.jsonl)")
     parser.add_argument("--corpus", type=Path, required=True,
                         help="documents the rows refer to (folder of .md/.txt or a BEIR .jsonl); ingested first")
-    parser.add_argument("--index", type=Path,
-                        help="index folder; made to match --corpus exactly (documents not in it are removed). "
-                             f"Default: {EVAL_ROOT}/eval-index/<corpus>-<embedding>, apart from the chat index")
     parser.add_argument("--configs", default=",".join(DEFAULT_CONFIGS),
                         help=f"comma-separated query configurations (default %(default)s; "
                              f"available: {', '.join(available_configs())})")
     parser.add_argument("--baseline", help="configuration the others are compared with (default: the first)")
     parser.add_argument("--k", type=int, default=5, help="metric cutoff in documents (default %(default)s)")
     parser.add_argument("--retrieval-only", action="store_true",
-                        help="condense + retrieve + gate only: no answer LLM call, no answer metrics")
+                        help="stop each turn after assembling the context (condense, retrieve, gate, conflicts): "
+                             "no answer LLM call, no answer metrics")
     parser.add_argument("--mode", choices=MODES, default="rows",
                         help="rows: each row on its own with the labelled history (default); "
                              "live: each conversation in order with the engine's own answers as history")
     parser.add_argument("--out", type=Path, help=f"report folder (default {EVAL_ROOT}/eval-reports/<timestamp>)")
     parser.add_argument("--limit", type=int, help="use only the first N rows")
-    parser.add_argument("--config", type=Path, help="TOML settings file")
-    parser.add_argument("--llm", help="local | openai | openai-like | fake")
-    parser.add_argument("--embedding", help="e5-small | minilm | hf:<name-or-path> | fake")
     parser.add_argument("--top-k", type=int, help="chunks the engine keeps (default: settings, 5)")
     parser.add_argument("--llm-cache", type=Path, help="JSONL cache of condense/transform replies (greedy decoding "
                         "only): resumes long runs and shares the condense step between configurations; "
                         "latencies of cached calls are not real")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging (also each condense fallback)")
+    add_common_flags(parser, index_help="index folder; made to match --corpus exactly (documents not in it are "
+                     f"removed). Default: {EVAL_ROOT}/eval-index/<corpus>-<embedding>, apart from the chat index")
     return parser
 
 
@@ -110,20 +103,14 @@ def main(argv: list[str] | None = None, *, stdout: IO[str] | None = None, stderr
     if not out.is_terminal:  # piped or captured: wide enough for one column per configuration
         out = Console(file=stdout or sys.stdout, highlight=False, width=PIPED_WIDTH)
     err = Console(file=stderr or sys.stderr, highlight=False, soft_wrap=True)  # paths in errors stay whole
-    engine_log = logging.getLogger("engines.chat")
-    previous_level = engine_log.level
+    condense_log = logging.getLogger("engines.steps.condense")
+    previous_level = condense_log.level
     if not args.verbose:  # fallbacks are counted in the report; one warning per row would drown the tables
-        engine_log.setLevel(logging.ERROR)
+        condense_log.setLevel(logging.ERROR)
     try:
-        return _run(args, out, err)
-    except TurnragError as exc:
-        print_error(err, exc)
-        return 2
-    except KeyboardInterrupt:
-        err.print("interrupted; no report written.")
-        return 130
+        return run_cli(lambda: _run(args, out, err), err, interrupted="interrupted; no report written.")
     finally:
-        engine_log.setLevel(previous_level)
+        condense_log.setLevel(previous_level)
 
 
 def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -131,25 +118,26 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.limit:
         rows = rows[: args.limit]
     configs = resolve_configs(name for name in args.configs.split(",") if name.strip())
-    settings = load_settings(args.config, llm=args.llm, embedding=args.embedding, top_k=args.top_k,
-                             index_dir=args.index)
+    settings = settings_from(args, top_k=args.top_k)
     if args.index is None:
         settings.index_dir = EVAL_ROOT / "eval-index" / f"{_slug(args.corpus.resolve().name)}-{_slug(settings.embedding)}"
-    show_progress = not args.quiet and err.is_terminal
     models = build_models(settings)
     cache = None
     if args.llm_cache:
         from evals.llm_cache import CachedLLM
 
-        models.condense_llm = cache = CachedLLM(models.condense_llm, args.llm_cache)
-    ingested = _ingest(settings, args.corpus, models.embed_model, err, show_progress, args.quiet)
+        cache = CachedLLM(models.condense_llm, args.llm_cache)
+        models = replace(models, condense_llm=cache)
+    with ProgressBars(err.file, disable=args.quiet) as bars:
+        ingested = ingest_path(settings, args.corpus, prune=True, embed_model=models.embed_model,
+                               on_progress=lambda done, total: bars("embedding chunks", done, total))
     err.print(f"{settings.index_dir}: {ingest_summary(ingested)}", highlight=False, soft_wrap=True)
     pipeline = open_pipeline(settings, models)
     meta = {"dataset": str(args.dataset), "dataset_sha256": _sha256(args.dataset), "corpus": str(args.corpus),
             "n_rows": len(rows), "limit": args.limit}
-    with _progress(err, show_progress, args.quiet) as on_progress:
+    with ProgressBars(err.file, disable=args.quiet) as bars:
         result = run_evaluation(pipeline, rows, configs, k=args.k, retrieval_only=args.retrieval_only,
-                                mode=args.mode, baseline=args.baseline, on_progress=on_progress, meta=meta)
+                                mode=args.mode, baseline=args.baseline, on_progress=bars, meta=meta)
     print_report(result, out)
     if cache is not None:
         out.print(f"LLM cache {args.llm_cache}: {cache.hits} hits, {cache.misses} new calls "
@@ -158,42 +146,6 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     paths = write_report(result, out_dir)
     out.print(f"wrote {paths.json}, {paths.markdown}, {paths.plot}", highlight=False)
     return 0
-
-
-def _ingest(settings, corpus: Path, embed_model, console: Console, show_progress: bool, quiet: bool = False):
-    """Bring the index in line with the corpus, reusing unchanged documents (embedder built once)."""
-    if quiet:
-        return ingest_path(settings, corpus, prune=True, embed_model=embed_model)
-    if not show_progress:
-        lines = LineProgress(console)
-        return ingest_path(settings, corpus, prune=True, embed_model=embed_model,
-                           on_progress=lambda done, total: lines("embedding chunks", done, total))
-    with Progress(TextColumn("[bold]Embedding chunks"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=console, transient=True) as progress:
-        task = progress.add_task("embed", total=None)
-        return ingest_path(settings, corpus, prune=True, embed_model=embed_model,
-                           on_progress=lambda done, total: progress.update(task, completed=done, total=total or None))
-
-
-@contextmanager
-def _progress(console: Console, enabled: bool, quiet: bool = False) -> Iterator[ProgressFn | None]:
-    """The runner's progress callback: one bar per configuration (None when quiet)."""
-    if quiet:
-        yield None
-        return
-    if not enabled:
-        yield LineProgress(console)  # one line every 30 s instead of a bar when not on a terminal
-        return
-    tasks: dict[str, TaskID] = {}
-    with Progress(TextColumn("[bold]{task.description:>10}"), BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn(), console=console) as bar:
-
-        def update(config: str, done: int, total: int) -> None:
-            if config not in tasks:
-                tasks[config] = bar.add_task(config, total=total)
-            bar.update(tasks[config], completed=done)
-
-        yield update
 
 
 def _slug(text: str) -> str:

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evals.audit import audit_summary
-from evals.dataset import POSITIONS, ROW_TYPES, all_bucket_keys
+from evals.buckets import POSITIONS
+from evals.dataset import ROW_TYPES, all_bucket_keys
 from evals.metrics import LATENCY_STEPS, hit_metric
 
 if TYPE_CHECKING:
@@ -259,7 +260,9 @@ def _md_row(cells: Sequence[str]) -> str:
 def plot_hit_by_turn(result: "EvaluationResult", path: Path) -> Path:
     """hit@k by turn position (1..5+), one line per configuration; non_standalone and all rows."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure  # the object API: no pyplot global state, Agg canvas
+    from matplotlib.figure import (
+        Figure,  # the object API: no pyplot global state, Agg canvas
+    )
 
     hit = hit_metric(result.k)
     fig = Figure(figsize=(10, 4), dpi=110)

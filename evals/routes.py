@@ -21,7 +21,16 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from engines.router import DIRECT, DOCS, OUT_OF_SCOPE, ROUTES, SemanticRouter, decide, load_examples
+from engines.io import read_jsonl
+from engines.router import (
+    DIRECT,
+    DOCS,
+    OUT_OF_SCOPE,
+    ROUTES,
+    SemanticRouter,
+    decide,
+    load_examples,
+)
 
 logger = logging.getLogger(__name__)
 MAX_FALSE_DECLINE = 0.01  # at most 1% of document questions may be routed away
@@ -29,17 +38,14 @@ MAX_FALSE_DECLINE = 0.01  # at most 1% of document questions may be routed away
 
 def load_route_rows(path: Path, eval_set: Path | None = None) -> list[dict[str, Any]]:
     rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        row = json.loads(line)
-        if row.get("route") not in ROUTES or not str(row.get("text", "")).strip():
-            raise SystemExit(f"{path}:{number}: need 'text' and 'route' in {ROUTES}")
+    for line in read_jsonl(path):
+        row = line.value
+        if line.error is not None or row.get("route") not in ROUTES or not str(row.get("text", "")).strip():
+            raise SystemExit(f"{line.where}: need 'text' and 'route' in {ROUTES}")
         rows.append(row)
     if eval_set is not None:
-        for line in eval_set.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                rows.append({"text": json.loads(line)["question"], "route": DOCS, "lang": "eval-set"})
+        rows += [{"text": line.value["question"], "route": DOCS, "lang": "eval-set"}
+                 for line in read_jsonl(eval_set) if line.error is None]
     return rows
 
 
@@ -75,7 +81,7 @@ def measure_llm_router(rows: list[dict[str, Any]], kind: str, console: Console) 
     """Recall per route and latency of the one-call LLM router on the same rows."""
     import time
 
-    from engines.models import build_llm
+    from engines.models.registry import build_llm
     from engines.router import LLMRouter
 
     router = LLMRouter(build_llm(kind))
@@ -108,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
 
-    from engines.models import build_embedding
+    from engines.models.registry import build_embedding
 
     rows = load_route_rows(args.routes, args.eval_set)
     router = SemanticRouter(build_embedding(args.embedding), load_examples(args.examples), margin=args.margin)

@@ -10,8 +10,8 @@ Two modes:
   cannot be retrieval-only. User turns that are in a row's history but not rows themselves
   (e.g. "thanks!") are sent too, unscored, so the conversation stays complete.
 
-Retrieval-only runs use ``engine.prepare_only`` (condense, retrieve, gate, postprocess; no
-answer LLM call); full runs use ``engine.chat``.
+Retrieval-only runs stop the turn after the ``assemble`` step (condense, retrieve, gate,
+conflicts; no answer LLM call); full runs write the answer too.
 """
 
 from __future__ import annotations
@@ -21,14 +21,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from engines.chat import ConversationalRAGEngine
 from engines.errors import ConfigError
 from engines.record import TurnRecord
+from engines.session import Session
+from evals.buckets import turn_bucket
 from evals.configs import QueryConfig
-from evals.dataset import EvalRow, turn_bucket
+from evals.dataset import EvalRow
 
 if TYPE_CHECKING:
-    from app.factory import Pipeline
-    from engines.chat import ConversationalRAGEngine
+    from engines.pipeline import Pipeline
 
 logger = logging.getLogger(__name__)
 
@@ -98,41 +100,43 @@ def replay(pipeline: "Pipeline", rows: Sequence[EvalRow], config: QueryConfig, *
     if mode == "live" and retrieval_only:
         raise ConfigError("mode 'live' feeds the engine's own answers back as history, so it needs answers: "
                           "drop retrieval-only (or use mode 'rows')")
-    engine = config.new_engine(pipeline)
+    session = config.new_session(pipeline)
     if mode == "rows":
-        return _replay_rows(engine, rows, config, retrieval_only, on_progress, pipeline)
-    return _replay_live(engine, rows, config, on_progress, pipeline)
+        return _replay_rows(session, rows, config, retrieval_only, on_progress)
+    return _replay_live(session, rows, config, on_progress)
 
 
-def _apply_row_filter(engine: "ConversationalRAGEngine", pipeline: "Pipeline | None", row: EvalRow,
-                      current: Any) -> Any:
-    """Restrict the engine to the row's ``filters`` (on top of the session's); returns the filter in force."""
-    if pipeline is None or not hasattr(engine, "set_filter"):
-        return current
-    wanted = pipeline.session_filter(row.filters) if row.filters else pipeline.session_filter()
+#: Where a retrieval-only turn stops: the context is assembled, no answer is written.
+RETRIEVAL_ONLY_UNTIL = "assemble"
+
+
+def _apply_row_filter(session: Session, row: EvalRow, current: Any) -> Any:
+    """Restrict the session to the row's ``filters`` (on top of the configured one); returns the filter in force."""
+    choices = session.pipeline.choices
+    wanted = choices.filter(row.filters) if row.filters else choices.filter()
     if wanted != current:
-        engine.set_filter(wanted)
+        session.set_filter(wanted)
     return wanted
 
 
-def _replay_rows(engine: "ConversationalRAGEngine", rows: Sequence[EvalRow], config: QueryConfig,
-                 retrieval_only: bool, on_progress: ProgressFn | None, pipeline: "Pipeline | None" = None
-                 ) -> list[RowResult]:
+def _replay_rows(session: Session, rows: Sequence[EvalRow], config: QueryConfig, retrieval_only: bool,
+                 on_progress: ProgressFn | None) -> list[RowResult]:
     results = []
-    current = getattr(engine, "metadata_filter", None)
+    current = session.filter
     for index, row in enumerate(rows):
         turn_input = config.build(row)
         if turn_input.skip_reason:
             results.append(RowResult(config.name, index, row, skipped=turn_input.skip_reason))
         else:
-            current = _apply_row_filter(engine, pipeline, row, current)
-            engine.reset()  # no memory carried between rows: the row's history is the history
+            current = _apply_row_filter(session, row, current)
+            session.reset()  # no memory carried between rows: the row's history is the history
             history = list(turn_input.chat_history)
             if retrieval_only:
-                record = engine.prepare_only(turn_input.message, chat_history=history)
+                record = session.run_until(RETRIEVAL_ONLY_UNTIL, turn_input.message, history)
             else:
-                engine.chat(turn_input.message, chat_history=history)
-                record = _last(engine)
+                stream = session.prepare(turn_input.message, history)
+                stream.text()
+                record = _recorded(stream.record)
             seen = tuple((_role(m.role), m.content or "") for m in history)
             results.append(from_record(config.name, index, row, turn_input.message, record, seen))
         if on_progress:
@@ -140,16 +144,17 @@ def _replay_rows(engine: "ConversationalRAGEngine", rows: Sequence[EvalRow], con
     return results
 
 
-def _replay_live(engine: "ConversationalRAGEngine", rows: Sequence[EvalRow], config: QueryConfig,
-                 on_progress: ProgressFn | None, pipeline: "Pipeline | None" = None) -> list[RowResult]:
+def _replay_live(session: Session, rows: Sequence[EvalRow], config: QueryConfig,
+                 on_progress: ProgressFn | None) -> list[RowResult]:
     conversations: dict[str, list[tuple[int, EvalRow]]] = {}
     for index, row in enumerate(rows):
         conversations.setdefault(row.conv_id, []).append((index, row))
     results: list[RowResult] = []
-    current = getattr(engine, "metadata_filter", None)
+    engine = ConversationalRAGEngine(session)  # memory: the engine's own answers become the history
+    current = session.filter
     for turns in conversations.values():
         engine.reset()
-        current = _apply_row_filter(engine, pipeline, turns[0][1], current)  # one filter per conversation
+        current = _apply_row_filter(session, turns[0][1], current)  # one filter per conversation
         transcript: list[tuple[str, str]] = []
         sent = 0  # user messages of this conversation already sent
         for index, row in sorted(turns, key=lambda item: item[1].turn):
@@ -163,7 +168,7 @@ def _replay_live(engine: "ConversationalRAGEngine", rows: Sequence[EvalRow], con
             else:
                 seen = tuple(transcript)
                 engine.chat(turn_input.message)  # history from the engine's memory
-                record = _last(engine)
+                record = _recorded(session.last_record)
                 transcript += [("user", turn_input.message), ("assistant", record.answer)]
                 sent += 1
                 results.append(from_record(config.name, index, row, turn_input.message, record, seen))
@@ -185,10 +190,9 @@ def from_record(config: str, index: int, row: EvalRow, message: str, record: Tur
     )
 
 
-def _last(engine: "ConversationalRAGEngine") -> TurnRecord:
-    record = engine.last_record
-    if record is None:  # the engine always records a turn; this guards a future refactor
-        raise RuntimeError("the engine returned without a turn record")
+def _recorded(record: TurnRecord | None) -> TurnRecord:
+    if record is None:  # every finished turn is recorded; this guards a future refactor
+        raise RuntimeError("the turn finished without a record")
     return record
 
 

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from app.compose import build_pipeline, ingest_path, new_engine, open_index
 from app.config import load_settings
-from app.factory import build_models, ingest_path, open_pipeline
-from engines.fakes import HashEmbedding, ScriptedLLM
+from engines.models import Models
+from engines.models.fakes import HashEmbedding, ScriptedLLM
 
 DOCS = {
     "leave-probation": ("Nghỉ phép năm của nhân viên thử việc", "2024-01-15",
@@ -63,6 +64,25 @@ def settings(tmp_path: Path):
 
 
 @pytest.fixture
-def pipeline(settings, corpus):
+def make_pipeline(settings, corpus):
+    """Pipelines over one ingested index: ``make_pipeline(llm=..., answer_mode="extract", ...)``
+    builds one with those models and settings (the pipeline is built once; its settings do not change)."""
     ingest_path(settings, corpus)
-    return open_pipeline(settings, build_models(settings, llm=ScriptedLLM(), embed_model=HashEmbedding()))
+    index = open_index(settings)
+
+    def make(*, llm=None, condense_llm=None, embed_model=None, **overrides):
+        llm = llm or ScriptedLLM()
+        models = Models(embed_model=embed_model or HashEmbedding(), llm=llm, condense_llm=condense_llm or llm)
+        return build_pipeline(load_settings(**{**settings.model_dump(), **overrides}), models, index)
+
+    return make
+
+
+@pytest.fixture
+def pipeline(make_pipeline):
+    return make_pipeline()
+
+
+def engine_over(pipeline, **session_options):
+    """A chat engine over a new session of ``pipeline``."""
+    return new_engine(pipeline, **session_options)

@@ -44,20 +44,22 @@ says.
 
 from __future__ import annotations
 
-import functools
+import datetime as dt
 import logging
-import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-import datetime as dt
 from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components as csgraph_components
 
+from engines.conflicts import DEFAULT_SIM_THRESHOLD  # seed: drops unrelated passages sharing a number
 from engines.conflicts.negation import Cue, find_abolition_cues
 from engines.conflicts.numbers import Lang, Quantity, parse_quantities
+from engines.conflicts.subjects import Profile, content_words, markers, profile, sentence_prefix, subjects_differ
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +75,6 @@ __all__ = [
     "DEFAULT_SIM_THRESHOLD",
 ]
 
-DEFAULT_SIM_THRESHOLD = 0.68  # seed: drops unrelated passages that share a number or "không"
 
 ConflictKind = Literal["numeric", "negation"]
 ClusterKind = Literal["temporal", "unresolved"]
@@ -159,170 +160,6 @@ def analyze(
     )
 
 
-# --------------------------------------------------------------------------- subject markers
-
-_SENT_END_RE = re.compile(r"[.!?;](?=\s)|\n")
-_TOKEN_RE = re.compile(r"\w+(?:[.\-]\w+)*")
-_INITIAL_CHARS = ".!?:;\n\"'“‘«•*-–—"
-_VERSION_RE = re.compile(r"[vV]\d+(?:\.\d+)*")
-_PERIOD_TOKEN_RE = re.compile(r"FY\d{2,4}|Q[1-4]|H[12]")
-_PERIOD_MARK_RES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"(?<!\w)FY\s?'?(\d{4}|\d{2})(?!\w)"), "fy"),
-    (re.compile(r"(?:fiscal(?:\s+year)?|năm\s+tài\s+(?:chính|khóa|khoá)|tài\s+kh[óo]a)\s+(\d{4})(?!\w)",
-                re.IGNORECASE), "fy"),
-    (re.compile(r"(?<!\w)Q([1-4])(?!\w)"), "q"),
-    (re.compile(r"(?<!\w)(?:quý|quarter)\s+([1-4]|IV|I{1,3})(?!\w)", re.IGNORECASE), "q"),
-    (re.compile(r"(?<!\w)H([12])(?!\w)"), "h"),
-)
-_ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4"}
-
-# dimension -> canonical value -> synonyms (vi + en). Only terms that name a
-# subcategory; a difference inside one dimension means a different quantity.
-_CATEGORIES: dict[str, dict[str, tuple[str, ...]]] = {
-    "staff": {
-        "probation": ("thử việc", "probation", "probationary"),
-        "seasonal": ("thời vụ", "seasonal"),
-        "official": ("chính thức", "permanent", "regular"),
-        "part_time": ("bán thời gian", "part-time", "part time"),
-        "full_time": ("toàn thời gian", "full-time", "full time"),
-        "intern": ("thực tập sinh", "thực tập", "intern", "interns", "internship"),
-        "contractor": ("cộng tác viên", "contractor", "contractors", "freelancer", "freelancers"),
-    },
-    "customer": {
-        "individual": ("cá nhân", "individual", "individuals", "personal"),
-        "business": ("doanh nghiệp", "corporate", "business customers", "business clients"),
-    },
-    "scope": {
-        "domestic": ("trong nước", "nội địa", "domestic"),
-        "international": ("quốc tế", "nước ngoài", "international", "overseas", "foreign"),
-    },
-    "bound": {
-        "max": ("tối đa", "maximum", "max", "up to", "at most", "không quá"),
-        "min": ("tối thiểu", "minimum", "at least", "ít nhất"),  # not "min": minutes
-    },
-}
-_CATEGORY_RES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
-    (dim, value, re.compile(
-        r"(?<!\w)(?:" + "|".join(re.escape(s).replace(r"\ ", r"\s+") for s in syns) + r")(?![\w-])",
-        re.IGNORECASE,
-    ))
-    for dim, values in _CATEGORIES.items()
-    for value, syns in values.items()
-)
-
-_ACRONYMS = frozenset(
-    "USD VND VNĐ EUR API HR FY CEO CFO CTO COO ID PDF URL HTTP HTTPS REST JSON SLA KPI VAT "
-    "GDP IT AI OK AM PM GB MB KB TB RPM RPS FAQ NOTE TNHH CP JSC LLC INC LTD CORP".split()
-)
-_NAME_STOP = frozenset(
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
-    "saturday sunday tháng thứ chủ nhật ngày năm quý i".split()
-)
-_STOP = frozenset(
-    # Vietnamese function syllables
-    "là của và các những được bị có cho với trong tại từ đến tới lên xuống này đó kia theo về khi "
-    "thì mà sẽ đã đang phải một mỗi hàng hằng nên để như vào ra ở trên dưới hơn không cũng còn rằng "
-    "nhưng hoặc hay thêm nữa rồi vẫn chỉ lúc nay hiện sau trước bởi bằng qua vì nếu do nào gì "
-    # English function words
-    "the a an of to for in on at by is was are were be been being has have had it its this that "
-    "these those and or with as from up now per each every than which who will shall must may can "
-    "could would should our their your his her all any not no new after before into over under also "
-    "only then there here so such get gets got s".split()
-)
-
-
-@dataclass(frozen=True)
-class _Profile:
-    """What other passages check their subject markers against."""
-
-    lower_tokens: frozenset[str]
-    cased_tokens: frozenset[str]
-    periods: frozenset[str]
-    categories: frozenset[tuple[str, str]]
-
-
-def _periods(text: str) -> set[str]:
-    out = set()
-    for rx, prefix in _PERIOD_MARK_RES:
-        for m in rx.finditer(text):
-            v = m.group(1).lower()
-            v = _ROMAN.get(v, v)
-            if prefix == "fy" and len(v) == 2:
-                v = "20" + v
-            out.add(prefix + v)
-    return out
-
-
-def _categories(text: str) -> set[tuple[str, str]]:
-    return {(dim, value) for dim, value, rx in _CATEGORY_RES if rx.search(text)}
-
-
-def _profile(text: str) -> _Profile:
-    tokens = _TOKEN_RE.findall(text)
-    return _Profile(
-        lower_tokens=frozenset(t.lower() for t in tokens),
-        cased_tokens=frozenset(tokens),
-        periods=frozenset(_periods(text)),
-        categories=frozenset(_categories(text)),
-    )
-
-
-def _markers(segment: str) -> set[tuple[str, str]]:
-    """Subject markers in ``segment``: (kind, key) with kind in name/code/period/category:*."""
-    out: set[tuple[str, str]] = {("period", p) for p in _periods(segment)}
-    out |= {(f"category:{dim}", value) for dim, value in _categories(segment)}
-    for m in _TOKEN_RE.finditer(segment):
-        tok = m.group()
-        before = segment[:m.start()].rstrip()
-        initial = not before or before[-1] in _INITIAL_CHARS
-        has_digit = any(c.isdigit() for c in tok)
-        has_alpha = any(c.isalpha() for c in tok)
-        if _VERSION_RE.fullmatch(tok) or _PERIOD_TOKEN_RE.fullmatch(tok):
-            continue  # versions are the temporal signal, periods are handled above
-        if has_digit and has_alpha:
-            out.add(("code", tok))
-        elif tok.isalpha() and tok.isupper():
-            if (len(tok) == 1 and not initial and tok != "I") or (len(tok) > 1 and tok not in _ACRONYMS):
-                out.add(("code", tok))
-        elif has_alpha and tok[0].isupper() and not initial and tok.lower() not in _NAME_STOP:
-            out.add(("name", tok.lower()))
-    return out
-
-
-def _present(marker: tuple[str, str], other: _Profile) -> bool:
-    kind, key = marker
-    if kind == "name":
-        return key in other.lower_tokens
-    if kind == "code":
-        return key in other.cased_tokens
-    if kind == "period":
-        return key in other.periods
-    return (kind.removeprefix("category:"), key) in other.categories
-
-
-def _sentence_prefix(text: str, start: int) -> str:
-    ends = list(_SENT_END_RE.finditer(text, 0, start))
-    return text[ends[-1].end() if ends else 0:start]
-
-
-def _subjects_differ(
-    markers_a: set[tuple[str, str]], prof_a: _Profile,
-    markers_b: set[tuple[str, str]], prof_b: _Profile,
-) -> bool:
-    """True when each side names something of one kind the other never mentions."""
-    only_a = {kind for kind, key in markers_a if not _present((kind, key), prof_b)}
-    only_b = {kind for kind, key in markers_b if not _present((kind, key), prof_a)}
-    return bool(only_a & only_b)
-
-
-def _content_words(context: str) -> set[str]:
-    return {
-        t for t in (w.lower() for w in _TOKEN_RE.findall(context))
-        if len(t) >= 2 and any(c.isalpha() for c in t) and t not in _STOP
-    }
-
-
 def _same_value(qa: Quantity, qb: Quantity, rel_tol: float) -> bool:
     tol = max(rel_tol * max(abs(qa.value), abs(qb.value)), qa.resolution, qb.resolution)
     return abs(qa.value - qb.value) <= tol
@@ -335,21 +172,21 @@ def _same_value(qa: Quantity, qb: Quantity, rel_tol: float) -> bool:
 class _Facts:
     """Per-passage view used by pair checks; built once per passage."""
 
-    profile: _Profile
+    profile: Profile
     markers: tuple[set[tuple[str, str]], ...]  # one per quantity
     contexts: tuple[set[str], ...]  # one per quantity
 
 
-@functools.lru_cache(maxsize=4096)
 def _facts(p: Passage) -> _Facts:
-    """Cached: the same chunks come back query after query."""
+    """Built at most once per passage per :func:`detect_pairs` call (and only for passages in a
+    same-topic pair that both carry numbers)."""
     text = unicodedata.normalize("NFC", p.text)
     title = unicodedata.normalize("NFC", p.title)
-    title_markers = _markers(title) if title else set()
+    title_markers = markers(title) if title else set()
     return _Facts(
-        profile=_profile(f"{title}\n{text}" if title else text),
-        markers=tuple(_markers(_sentence_prefix(text, q.span[0])) | title_markers for q in p.quantities),
-        contexts=tuple(_content_words(q.context) | _content_words(_sentence_prefix(text, q.span[0]))
+        profile=profile(f"{title}\n{text}" if title else text),
+        markers=tuple(markers(sentence_prefix(text, q.span[0])) | title_markers for q in p.quantities),
+        contexts=tuple(content_words(q.context) | content_words(sentence_prefix(text, q.span[0]))
                        for q in p.quantities),
     )
 
@@ -369,7 +206,7 @@ def _numeric_evidence(
         for j, qb in same_key_b:
             if any(_same_value(qa2, qb, rel_tol) for qa2 in pa.quantities if (qa2.unit, qa2.per) == (qb.unit, qb.per)):
                 continue  # qb is agreed by another value of pa
-            if subject_veto and _subjects_differ(fa.markers[i], fa.profile, fb.markers[j], fb.profile):
+            if subject_veto and subjects_differ(fa.markers[i], fa.profile, fb.markers[j], fb.profile):
                 continue
             ca, cb = fa.contexts[i], fb.contexts[j]
             if require_context_overlap and ca and cb and len(ca & cb) / min(len(ca), len(cb)) < min_context_overlap:
@@ -475,10 +312,9 @@ def connected_components(
     n_or_ids: int | Sequence[str],
     pairs: Iterable[ConflictPair | tuple[str, str]],
 ) -> list[list[str]]:
-    """All connected components, singletons included.
+    """All connected components, singletons included (``scipy.sparse.csgraph``).
 
-    Iterative union-find, so chains of any length are safe. Components are
-    ordered by their first member; members keep input order. An int ``n``
+    Components are ordered by their first member; members keep input order. An int ``n``
     stands for the ids "0".."n-1".
     """
     if isinstance(n_or_ids, int):
@@ -488,28 +324,22 @@ def connected_components(
     else:
         ids = list(n_or_ids)
     _check_unique(ids)
+    if not ids:
+        return []
     index = {id_: k for k, id_ in enumerate(ids)}
-    parent = list(range(len(ids)))
-
-    def find(x: int) -> int:
-        root = x
-        while parent[root] != root:
-            root = parent[root]
-        while parent[x] != root:  # path compression
-            parent[x], x = root, parent[x]
-        return root
-
+    rows, cols = [], []
     for pair in pairs:
         a, b = _ends(pair)
         for end in (a, b):
             if end not in index:
                 raise ValueError(f"pair refers to unknown passage id {end!r}")
-        ra, rb = find(index[a]), find(index[b])
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
+        rows.append(index[a])
+        cols.append(index[b])
+    graph = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(ids), len(ids)))
+    _, labels = csgraph_components(graph, directed=False)
     groups: dict[int, list[str]] = {}
     for k, id_ in enumerate(ids):
-        groups.setdefault(find(k), []).append(id_)
+        groups.setdefault(int(labels[k]), []).append(id_)
     return list(groups.values())
 
 

@@ -14,11 +14,14 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
+from engines.conflicts import lexicon as lx
+from engines.text import detect_language
+
 logger = logging.getLogger(__name__)
 
 Lang = Literal["vi", "en"]
 
-__all__ = ["Quantity", "parse_quantities", "detect_lang"]
+__all__ = ["Quantity", "parse_quantities"]
 
 
 @dataclass(frozen=True)
@@ -43,194 +46,11 @@ class Quantity:
     resolution: float = 0.0
 
 
-# --------------------------------------------------------------------------- lexicons
-# Compiled once, at import. The work is negligible and does no I/O.
-
-_VI_CHARS = re.compile(
-    "[ăâđêôơưàáảãạằắẳẵặầấẩẫậèéẻẽẹềếểễệìíỉĩịòóỏõọồốổỗộờớởỡợùúủũụừứửữựỳýỷỹỵ]",
-    re.IGNORECASE,
-)
-
-# A number token: digits with optional "." / "," groups. Not glued to a preceding
-# letter or digit ("v1.2", "FY2023", "A1" and the "0" of "v2.0" never start a token).
-_NUMBER_RE = re.compile(r"(?<!\w)(?<!\w[.,])\d+(?:[.,]\d+)*")
-
-_B = r"(?!\w)"  # word end; Python's \w is Unicode-aware, so it covers Vietnamese
-
-# Spans that are never quantities: dates, phones, versions, document codes.
-_BLOCKED_RES = tuple(
-    re.compile(p, re.IGNORECASE)
-    for p in (
-        r"(?<!\w)\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}(?![\w/.-]?\d)",  # 15/11/2023, 15.11.2023
-        r"(?<!\w)\d{4}[/.-]\d{1,2}[/.-]\d{1,2}(?!\d)",  # 2023-11-15
-        r"(?<!\w)\d{1,2}/\d{4}(?!\d)",  # 11/2023
-        r"(?<!\w)\d+(?:/(?-i:[0-9A-ZĐ])[\w-]*)+",  # 05/TD, 145/2020/NĐ-CP, 24/7, 3/4; not 100/phút
-        r"ngày\s+\d{1,2}\s+tháng\s+\d{1,2}(?:\s*(?:năm|,)\s*\d{4})?",
-        r"tháng\s+\d{1,2}\s*(?:năm|/|-|,)\s*\d{4}",
-        r"(?<!\w)(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?"
-        r"|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-        r"\.?\s+\d{1,4}(?:st|nd|rd|th)?(?:,?\s+\d{4})?" + _B,
-        r"(?<!\w)\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?"
-        r"|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?"
-        r"|nov(?:ember)?|dec(?:ember)?)" + _B + r"(?:,?\s+\d{4})?",
-        r"\+\d{1,3}[\s.-]?\(?\d{1,4}\)?(?:[\s.-]?\d{2,4}){2,4}(?!\d)",  # +84 912 345 678
-        r"\(?(?<!\w)0\d{1,3}\)?(?:[\s.-]?\d{3,4}){2}(?!\d)",  # 0912 345 678, (028) 3822 1234
-        r"(?<!\w)(?:1[\s.-])?\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}(?!\d)",  # 555-123-4567
-        r"(?:điện\s+thoại|sđt|đt|hotline|tel|phone|fax|di\s+động|mobile)\s*[:.]?\s*\+?[\d().\s-]{6,}\d",
-        r"(?<!\w)(?:version|ver\.?|phiên\s+bản|bản|release|build|rev\.?|revision)\s+\d+(?:\.\d+)*",
-        r"(?<!\w)(?:iso|tcvn|iec|rfc|pep)\s*\d+(?:[.:-]\d+)*",
-    )
-)
-
-# A label right before the number makes it a reference, not a claim, unless a unit
-# follows: "Điều 4.2" is a reference, "khoản 3 triệu đồng" (an amount) is not.
-_LABEL_BEFORE_RE = re.compile(
-    r"(?<!\w)(?:điều|khoản|điểm|mục|tiểu\s+mục|chương|phần|phụ\s+lục|bước|trang|bảng"
-    r"|hình|biểu\s+mẫu|mẫu\s+số|tầng|quý|số\s+hiệu|section|sec\.|clause|article"
-    r"|art\.|chapter|part|appendix|annex|paragraph|para\.|item|step|page|p\.|pp\.|table"
-    r"|figure|fig\.|line|rule|no\.|room|floor|level|tier|grade|quarter|q)\s*$"
-    r"|[§#№]\s*$",
-    re.IGNORECASE,
-)
-# "SKU-4471", "mã_12": a letter glued to the number by a hyphen or underscore.
-_CODE_BEFORE_RE = re.compile(r"[^\W\d_][-_]$")
-_DATE_WORD_BEFORE_RE = re.compile(r"(?<!\w)(ngày|tháng)\s+$", re.IGNORECASE)
-_SENTENCE_END_RE = re.compile(r"[.!?;](?=\s)|\n")
-_WORD_RE = re.compile(r"\w+(?:[.,'’-]\w+)*")
-
-_CURRENCY_BEFORE_RE = re.compile(
-    r"(?:(?<!\w)(?P<code>USD|VND|VNĐ|EUR)\s?|(?P<sym>US\$|\$|€|₫))$", re.IGNORECASE
-)
-_CURRENCIES = frozenset({"VND", "USD", "EUR"})
-_CURRENCY_CODES = {"usd": "USD", "us$": "USD", "$": "USD", "vnd": "VND", "vnđ": "VND",
-                   "₫": "VND", "eur": "EUR", "€": "EUR"}
-
-# Scale words: spaced or glued, case-insensitive.
-_SCALE_WORDS = (
-    (r"(?:nghìn|ngàn)\s+t[ỷỉ]", 1e12),
-    (r"t[ỷỉ]", 1e9),
-    (r"triệu", 1e6),
-    (r"nghìn|ngàn", 1e3),
-    (r"trillion", 1e12),
-    (r"billion|bn", 1e9),
-    (r"million|mln|mn", 1e6),
-    (r"thousand", 1e3),
-    (r"tr", 1e6),
-)
-_SCALE_WORD_RE = tuple((re.compile(r"\s*(?:" + p + ")" + _B, re.IGNORECASE), m) for p, m in _SCALE_WORDS)
-# One-letter scales: glued and case-sensitive ("$4.2M", "5k"), never "4 M".
-_SCALE_LETTER_RE = re.compile(r"(?P<s>[kKMB])(?![A-Za-z\d])")
-_SCALE_LETTERS = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9}
-_SCALE_AFTER_DOLLAR_RE = re.compile(r"(?P<s>[mb])(?![A-Za-z\d])")
-
-# Units: (pattern, canonical unit, multiplier, implied per, glued only).
-_UNIT_TABLE: tuple[tuple[str, str, float, str | None, bool], ...] = (
-    (r"đồng|vnđ|vnd|₫", "VND", 1.0, None, False),
-    (r"đ", "VND", 1.0, None, False),
-    (r"usd|us\$|đô\s+la(?:\s+mỹ)?|dollars?", "USD", 1.0, None, False),
-    (r"eur|euros?|€", "EUR", 1.0, None, False),
-    (r"%|phần\s+trăm|percent|per\s+cent", "%", 1.0, None, False),
-    (r"rpm", "req", 1.0, "minute", False),
-    (r"rps", "req", 1.0, "second", False),
-    (r"(?:api\s+)?requests?|reqs?|yêu\s+cầu|lượt\s+gọi|lệnh\s+gọi|lượt\s+truy\s+vấn"
-     r"|truy\s+vấn|(?:api\s+)?calls?|queries|query", "req", 1.0, None, False),
-    (r"ngày\s+làm\s+việc|(?:business|working|calendar)\s+days?|ngày|days?", "day", 1.0, None, False),
-    (r"tuần|weeks?", "week", 1.0, None, False),
-    (r"tháng|months?", "month", 1.0, None, False),
-    (r"quý|quarters?", "quarter", 1.0, None, False),
-    (r"năm|years?|yrs?", "year_duration", 1.0, None, False),
-    (r"giờ|tiếng|hours?|hrs?", "hour", 1.0, None, False),
-    (r"h", "hour", 1.0, None, True),
-    (r"phút|minutes?|mins?", "minute", 1.0, None, False),
-    (r"giây|seconds?|secs?", "second", 1.0, None, False),
-    (r"người\s+dùng|users?", "user", 1.0, None, False),
-    (r"người|nhân\s+viên|people|persons?|employees?", "person", 1.0, None, False),
-    (r"lần|times", "times", 1.0, None, False),
-    (r"m2|m²", "m2", 1.0, None, False),
-    (r"km", "km", 1.0, None, False),
-    (r"kg", "kg", 1.0, None, False),
-    (r"kb", "byte", 1e3, None, False),
-    (r"mb", "byte", 1e6, None, False),
-    (r"gb", "byte", 1e9, None, False),
-    (r"tb", "byte", 1e12, None, False),
-)
-_UNIT_RES = tuple(
-    (re.compile(("" if glued else r"\s*") + "(?:" + p + ")" + _B, re.IGNORECASE), unit, mult, per)
-    for p, unit, mult, per, glued in _UNIT_TABLE
-)
-
-_PERIOD_WORDS = {
-    "second": r"giây|seconds?",
-    "minute": r"phút|minutes?",
-    "hour": r"giờ|tiếng|hours?",
-    "day": r"ngày|days?",
-    "week": r"tuần|weeks?",
-    "month": r"tháng|months?",
-    "quarter": r"quý|quarters?",
-    "year": r"năm|years?|annum",
-}
-_PERIOD_SHORT = {
-    "second": r"s|sec", "minute": r"min", "hour": r"h|hr", "day": r"d",
-    "week": r"wk", "month": r"mo", "quarter": r"qtr", "year": r"yr",
-}
-
-
-def _period_group(table: dict[str, str]) -> str:
-    return "|".join(f"(?P<{name}>{pattern})" for name, pattern in table.items())
-
-
-_WORD_PERIODS = _period_group(_PERIOD_WORDS)
-_SLASH_PERIODS = "|".join(
-    f"(?P<{name}>{_PERIOD_WORDS[name]}|{_PERIOD_SHORT[name]})" for name in _PERIOD_WORDS
-)
-_PER_SLASH_RE = re.compile(r"\s*/\s*(?:1\s+|một\s+)?(?:" + _SLASH_PERIODS + ")" + _B, re.IGNORECASE)
-_PER_WORD_RE = re.compile(
-    r"\s+(?:per|a|an|each|every|mỗi|một|trên)\s+(?:" + _WORD_PERIODS + ")" + _B, re.IGNORECASE
-)
-_PER_WITHIN_RE = re.compile(
-    r"\s+(?:trong|in|within)\s+(?:1|một|one|a|an)\s+(?:" + _WORD_PERIODS + ")" + _B, re.IGNORECASE
-)
-_PER_GAP_RE = re.compile(
-    r"(?:\s+[^\W\d_]+){1,3}?\s+(?:per|each|every|mỗi|hàng|hằng)\s+(?:" + _WORD_PERIODS + ")" + _B,
-    re.IGNORECASE,
-)
-_PER_ADVERB_RE = re.compile(
-    r"\s+(?:(?P<year>annually|yearly|per\s+annum|p\.a\.|(?:hàng|hằng)\s+năm)"
-    r"|(?P<month>monthly|(?:hàng|hằng)\s+tháng)|(?P<week>weekly|(?:hàng|hằng)\s+tuần)"
-    r"|(?P<day>daily|(?:hàng|hằng)\s+ngày)|(?P<hour>hourly|(?:hàng|hằng)\s+giờ))(?!\w)",
-    re.IGNORECASE,
-)
-# "lãi suất 8,5% năm": a bare period word after a percentage (not "8,5% năm 2023").
-_PER_BARE_RE = re.compile(r"\s+(?:(?P<year>năm)|(?P<month>tháng))(?!\w)(?!\s*\d)", re.IGNORECASE)
-_PER_BEFORE_RE = re.compile(
-    r"(?<!\w)(?:mỗi|hàng|hằng|per|each|every)\s+(?:" + _WORD_PERIODS + r")\s*[:,]?\s*$",
-    re.IGNORECASE,
-)
-
-_CLOCK_RE = re.compile(
-    r"(?P<h>[01]?\d|2[0-3])(?::|h)(?P<m>[0-5]\d)(?!\d)"
-    r"(?:\s*(?P<ampm>a\.m\.|p\.m\.|am|pm|sáng|chiều|tối|trưa|đêm)(?!\w))?",
-    re.IGNORECASE,
-)
-_AMPM_RE = re.compile(r"(?P<h>1[0-2]|0?[1-9])\s*(?P<ampm>a\.m\.|p\.m\.|am|pm)(?!\w)", re.IGNORECASE)
-_GIO_RE = re.compile(
-    r"(?P<h>[01]?\d|2[0-4])\s*(?:giờ|h)(?:\s*(?P<m>[0-5]?\d)(?:\s*phút)?)?"
-    r"(?:\s+(?P<ampm>sáng|chiều|tối|trưa|đêm))?(?!\w)",
-    re.IGNORECASE,
-)
-_CLOCK_CUE_BEFORE_RE = re.compile(r"(?<!\w)(?:lúc|từ|đến|tới|at|until|till)\s+$", re.IGNORECASE)
-
-
 # --------------------------------------------------------------------------- helpers
 
 
-def detect_lang(text: str) -> Lang:
-    """Guess "vi" or "en" from Vietnamese letters; two or more means Vietnamese."""
-    return "vi" if len(_VI_CHARS.findall(text)) >= 2 else "en"
-
-
 def _blocked_spans(text: str) -> list[tuple[int, int]]:
-    return sorted(m.span() for rx in _BLOCKED_RES for m in rx.finditer(text))
+    return sorted(m.span() for rx in lx.BLOCKED_RES for m in rx.finditer(text))
 
 
 def _overlaps(span: tuple[int, int], blocked: list[tuple[int, int]]) -> bool:
@@ -239,12 +59,12 @@ def _overlaps(span: tuple[int, int], blocked: list[tuple[int, int]]) -> bool:
 
 def _is_code(text: str, start: int) -> bool:
     """True for "SKU-4471"-style numbers glued to a letter."""
-    return bool(_CODE_BEFORE_RE.search(text[max(0, start - 2):start]))
+    return bool(lx.CODE_BEFORE_RE.search(text[max(0, start - 2):start]))
 
 
 def _is_labelled(text: str, start: int) -> bool:
     """True after "Điều", "khoản", "section", "§"...: a reference if no unit follows."""
-    return bool(_LABEL_BEFORE_RE.search(text[max(0, start - 24):start]))
+    return bool(lx.LABEL_BEFORE_RE.search(text[max(0, start - 24):start]))
 
 
 def _vote(raw: str) -> Lang | None:
@@ -268,7 +88,7 @@ def _convention(raws: list[str], text: str, lang: Lang | None) -> Lang:
     vi, en = votes.count("vi"), votes.count("en")
     if vi != en:
         return "vi" if vi > en else "en"
-    return lang if lang is not None else detect_lang(text)
+    return lang if lang is not None else detect_language(text)  # type: ignore[return-value]
 
 
 def _valid_thousands(groups: list[str]) -> bool:
@@ -304,14 +124,14 @@ def _number_value(raw: str, convention: Lang, thousands_bias: bool) -> tuple[flo
 
 
 def _match_scale(text: str, pos: int, dollar: bool) -> tuple[float, int]:
-    m = _SCALE_LETTER_RE.match(text, pos)
+    m = lx.SCALE_LETTER_RE.match(text, pos)
     if m:
-        return _SCALE_LETTERS[m.group("s")], m.end()
+        return lx.SCALE_LETTERS[m.group("s")], m.end()
     if dollar:
-        m = _SCALE_AFTER_DOLLAR_RE.match(text, pos)
+        m = lx.SCALE_AFTER_DOLLAR_RE.match(text, pos)
         if m:
             return 1e6 if m.group("s") == "m" else 1e9, m.end()
-    for rx, mult in _SCALE_WORD_RE:
+    for rx, mult in lx.SCALE_WORD_RE:
         m = rx.match(text, pos)
         if m:
             return mult, m.end()
@@ -319,7 +139,7 @@ def _match_scale(text: str, pos: int, dollar: bool) -> tuple[float, int]:
 
 
 def _match_unit(text: str, pos: int) -> tuple[str, float, str | None, int] | None:
-    for rx, unit, mult, per in _UNIT_RES:
+    for rx, unit, mult, per in lx.UNIT_RES:
         m = rx.match(text, pos)
         if m:
             return unit, mult, per, m.end()
@@ -327,17 +147,17 @@ def _match_unit(text: str, pos: int) -> tuple[str, float, str | None, int] | Non
 
 
 def _named_period(m: re.Match[str]) -> str:
-    return next(name for name, val in m.groupdict().items() if val is not None and name in _PERIOD_WORDS)
+    return next(name for name, val in m.groupdict().items() if val is not None and name in lx.PERIOD_WORDS)
 
 
 def _match_per(text: str, pos: int, unit: str) -> tuple[str | None, int]:
-    rxs: list[re.Pattern[str]] = [_PER_SLASH_RE, _PER_WORD_RE, _PER_ADVERB_RE]
+    rxs: list[re.Pattern[str]] = [lx.PER_SLASH_RE, lx.PER_WORD_RE, lx.PER_ADVERB_RE]
     if unit == "req":
-        rxs.append(_PER_WITHIN_RE)
+        rxs.append(lx.PER_WITHIN_RE)
     if unit == "%":
-        rxs.append(_PER_BARE_RE)
+        rxs.append(lx.PER_BARE_RE)
     if unit:
-        rxs.append(_PER_GAP_RE)
+        rxs.append(lx.PER_GAP_RE)
     for rx in rxs:
         m = rx.match(text, pos)
         if m:
@@ -348,21 +168,21 @@ def _match_per(text: str, pos: int, unit: str) -> tuple[str | None, int]:
 def _context(text: str, floor: int, start: int, n_words: int) -> str:
     """The last ``n_words`` words before ``start`` in the same sentence."""
     segment = text[floor:start]
-    ends = list(_SENTENCE_END_RE.finditer(segment))
+    ends = list(lx.SENTENCE_END_RE.finditer(segment))
     if ends:
         segment = segment[ends[-1].end():]
-    words = _WORD_RE.findall(segment)
+    words = lx.WORD_RE.findall(segment)
     return " ".join(words[-n_words:]) if n_words else ""
 
 
 def _clock(text: str, start: int) -> tuple[float, int] | None:
     """A time of day at ``start``: "9:00", "8h30", "5 pm", "lúc 8 giờ", "8 giờ sáng"."""
-    m = _CLOCK_RE.match(text, start) or _AMPM_RE.match(text, start)
+    m = lx.CLOCK_RE.match(text, start) or lx.AMPM_RE.match(text, start)
     if m is None:
-        m = _GIO_RE.match(text, start)
+        m = lx.GIO_RE.match(text, start)
         if m is None:
             return None
-        cued = _CLOCK_CUE_BEFORE_RE.search(text[max(0, start - 8):start])
+        cued = lx.CLOCK_CUE_BEFORE_RE.search(text[max(0, start - 8):start])
         if not (cued or m.group("ampm")):
             return None
     hour = int(m.group("h"))
@@ -413,7 +233,7 @@ def _suffix(text: str, end: int, currency: str, dollar: bool) -> _Suffix | None:
     if hit is not None:
         found, found_mult, found_per, found_pos = hit
         # A currency prefix already names the unit; another word after it stays context.
-        if not unit or found == unit or found in _CURRENCIES:
+        if not unit or found == unit or found in lx.CURRENCIES:
             if not unit:
                 unit, mult, per = found, found_mult, found_per
             pos = found_pos
@@ -435,20 +255,20 @@ def _read(text: str, m: re.Match[str], convention: Lang, floor: int, n_words: in
                      _context(text, floor, start, n_words), 1 / 120)
         return _Read(q, False)
 
-    cur = _CURRENCY_BEFORE_RE.search(text[max(0, start - 5):start])
-    currency = _CURRENCY_CODES[(cur.group("code") or cur.group("sym")).lower()] if cur else ""
+    cur = lx.CURRENCY_BEFORE_RE.search(text[max(0, start - 5):start])
+    currency = lx.CURRENCY_CODES[(cur.group("code") or cur.group("sym")).lower()] if cur else ""
     q_start = start - len(cur.group()) if cur else start
     sfx = _suffix(text, end, currency, dollar=bool(cur and cur.group("sym")))
     if sfx is None:
         return None
     per = sfx.per
     if per is None:
-        pm = _PER_BEFORE_RE.search(text[max(0, q_start - 24):q_start])
+        pm = lx.PER_BEFORE_RE.search(text[max(0, q_start - 24):q_start])
         per = _named_period(pm) if pm else None  # "mỗi tuần 3 ngày"
     unscaled = sfx.scale == 1.0
     if not sfx.unit and (unscaled or sfx.letter_scale) and _is_labelled(text, start):
         return None  # "Điều 4.2", "section 3", "§ 12", "tầng 2B"
-    date_word = _DATE_WORD_BEFORE_RE.search(text[max(0, start - 12):start])
+    date_word = lx.DATE_WORD_BEFORE_RE.search(text[max(0, start - 12):start])
     if date_word and not sfx.unit and unscaled and raw.isdigit():
         if 1 <= int(raw) <= (31 if date_word.group(1).lower() == "ngày" else 12):
             return None  # "ngày 15 hàng tháng", "tháng 6": a date, not a count
@@ -500,7 +320,7 @@ def parse_quantities(
         raise ValueError(f"context_words must be >= 0, got {context_words!r}")
     norm = unicodedata.normalize("NFC", text)
     blocked = _blocked_spans(norm)
-    cands = [m for m in _NUMBER_RE.finditer(norm) if not _overlaps(m.span(), blocked) and not _is_code(norm, m.start())]
+    cands = [m for m in lx.NUMBER_RE.finditer(norm) if not _overlaps(m.span(), blocked) and not _is_code(norm, m.start())]
     convention = _convention([m.group() for m in cands if not _is_labelled(norm, m.start())], norm, lang)
     out: list[Quantity] = []
     cursor = 0  # end of the last span consumed; numbers inside it are skipped

@@ -9,22 +9,30 @@ did in a :class:`ConflictReport` that the turn record, the REPL and the evaluati
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from cachetools import LRUCache
 from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.bridge.pydantic import Field
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.llms import LLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
-from engines.chat import PostprocessOutcome
-from engines.conflicts.graph import ConflictPair, Passage, analyze, detect_pairs, resolve
+from engines.conflicts.graph import (
+    DEFAULT_SIM_THRESHOLD,
+    ConflictPair,
+    Passage,
+    analyze,
+    detect_pairs,
+    resolve,
+)
 from engines.conflicts.report import ConflictReport, build_report
+from engines.postprocess import PostprocessOutcome
 from engines.text import detect_language
 
 logger = logging.getLogger(__name__)
@@ -42,10 +50,18 @@ class ConflictPostprocessor(BaseNodePostprocessor):
     embed_model: BaseEmbedding | None = Field(default=None, exclude=True)
     vector_lookup: Callable[[list[str]], dict[str, list[float]]] | None = Field(
         default=None, exclude=True, description="Stored vectors by node id (the vector store), tried before embedding.")
-    similarity_threshold: float = 0.68
+    similarity_threshold: float = Field(default=DEFAULT_SIM_THRESHOLD, description=(
+        "Same-topic gate on the passages' cosine; the composition root passes the embedder's calibrated value."))
     resolve_conflicts: bool = True
     skip_years: bool = True
     llm: LLM | None = Field(default=None, exclude=True, description="Optional same-topic contradiction check.")
+    cache_size: int = Field(default=4096, ge=0, description="Parsed passages kept (chunks recur across turns).")
+
+    _analyzed: LRUCache = PrivateAttr()
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    def model_post_init(self, __context: Any) -> None:
+        self._analyzed = LRUCache(maxsize=max(1, self.cache_size))
 
     @classmethod
     def class_name(cls) -> str:
@@ -62,7 +78,7 @@ class ConflictPostprocessor(BaseNodePostprocessor):
             report = ConflictReport(checked=len(nodes))
             return PostprocessOutcome([n.model_copy() for n in nodes], report.to_dict(language))
         similarity = self._similarity(nodes)
-        passages = [_passage(n, self.skip_years) for n in nodes]
+        passages = [self._passage(n) for n in nodes]
         doc_of = {n.node.node_id: n.node.metadata.get("doc_id", n.node.node_id) for n in nodes}
         # Two chunks of one document are one source: a revision quoting the rule it replaces is not a conflict.
         pairs = [p for p in detect_pairs(passages, similarity, sim_threshold=self.similarity_threshold)
@@ -81,7 +97,23 @@ class ConflictPostprocessor(BaseNodePostprocessor):
             report=report.to_dict(language),
             prompt_notes=report.prompt_notes(),
             answer_suffix=report.answer_suffix(language),
+            llm_calls=llm_calls,
         )
+
+    def _passage(self, nws: NodeWithScore) -> Passage:
+        """Parsing numbers and cues is the costly part; chunks recur across turns, so keep it (bounded)."""
+        meta = nws.node.metadata
+        key = (nws.node.node_id, nws.node.get_content(metadata_mode=MetadataMode.NONE), str(meta.get("date") or ""),
+               str(meta.get("title") or ""), str(meta.get("doc_id") or ""), self.skip_years)
+        with self._lock:
+            cached = self._analyzed.get(key)
+        if cached is None:
+            node_id, text, date, title, doc_id, skip_years = key
+            cached = analyze(node_id, text, _date(date), lang=detect_language(text), skip_years=skip_years,
+                             title=title, source=doc_id)
+            with self._lock:
+                self._analyzed[key] = cached
+        return cached
 
     def _similarity(self, nodes: list[NodeWithScore]) -> np.ndarray:
         """Cosine matrix from stored vectors; embeds only the nodes that came without one, in one batch."""
@@ -118,20 +150,6 @@ class ConflictPostprocessor(BaseNodePostprocessor):
                 if verdict.strip().upper().startswith("NO"):
                     extra.append(ConflictPair(a.id, b.id, "llm", ("LLM: cannot both be true",), float(similarity[i, j])))
         return extra, calls
-
-
-def _passage(nws: NodeWithScore, skip_years: bool) -> Passage:
-    meta = nws.node.metadata
-    text = nws.node.get_content(metadata_mode=MetadataMode.NONE)
-    return _analyze(nws.node.node_id, text, str(meta.get("date") or ""), str(meta.get("title") or ""),
-                    str(meta.get("doc_id") or ""), skip_years)
-
-
-@functools.lru_cache(maxsize=4096)
-def _analyze(node_id: str, text: str, date: str, title: str, doc_id: str, skip_years: bool) -> Passage:
-    """Parsing numbers and cues is the costly part; chunks recur across queries, so cache it."""
-    return analyze(node_id, text, _date(date), lang=detect_language(text), skip_years=skip_years, title=title,
-                   source=doc_id)
 
 
 def _date(value: Any) -> dt.date | None:

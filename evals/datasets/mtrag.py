@@ -69,406 +69,39 @@ the point.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import logging
 import os
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engines.errors import DocumentError
+from evals.buckets import turn_bucket
+from evals.datasets.mtrag_files import (
+    QUERY_KINDS,
+    TASK_SEP,
+    UNANSWERABLE,
+    Conversation,
+    MtragError,
+    iter_jsonl,
+    load_conversations,
+    match_conversations,
+    read_qrels,
+    read_queries,
+    resolve_layout,
+    squash,
+    strip_speaker,
+)
+from evals.datasets.mtrag_standalone import decide_standalone
 
 logger = logging.getLogger(__name__)
 
-TASK_SEP = "<::>"
-USER_PREFIX = "|user|:"
-QUERY_KINDS = ("lastturn", "questions", "rewrite")
-UNANSWERABLE = "UNANSWERABLE"
-# Word and punctuation pieces: what a BERT-style tokenizer splits on before WordPiece, so a
-# count of them is a lower bound on subword tokens (measured on mtRAG: tokens are 1.15-1.3x).
 _PIECE = re.compile(r"\w+|[^\w\s]")
 
-LAYOUT_HELP = """\
-expected layout:
-  SRC/corpus/<domain>.jsonl
-  SRC/retrieval_tasks/<domain>/<domain>_{lastturn,questions,rewrite}.jsonl
-  SRC/retrieval_tasks/<domain>/qrels/dev.tsv
-  SRC/conversations/*.json"""
-
-
-class MtragError(DocumentError):
-    """The benchmark folder is incomplete or a file in it cannot be read."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Layout
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DomainLayout:
-    """Paths of one domain inside SRC, so every message can name the exact file."""
-
-    src: Path
-    domain: str
-
-    @property
-    def corpus(self) -> Path:
-        return self.src / "corpus" / f"{self.domain}.jsonl"
-
-    @property
-    def tasks_dir(self) -> Path:
-        return self.src / "retrieval_tasks" / self.domain
-
-    def queries(self, kind: str) -> Path:
-        return self.tasks_dir / f"{self.domain}_{kind}.jsonl"
-
-    @property
-    def qrels(self) -> Path:
-        return self.tasks_dir / "qrels" / "dev.tsv"
-
-    @property
-    def conversations_dir(self) -> Path:
-        return self.src / "conversations"
-
-    def required_files(self) -> list[Path]:
-        return [self.corpus, *(self.queries(k) for k in QUERY_KINDS), self.qrels]
-
-
-def available_domains(src: Path) -> list[str]:
-    """Domain names are the folders under retrieval_tasks/; nothing is hard-coded."""
-    tasks_root = src / "retrieval_tasks"
-    if not tasks_root.is_dir():
-        return []
-    return sorted(p.name for p in tasks_root.iterdir() if p.is_dir())
-
-
-def resolve_layout(src: Path, domain: str) -> DomainLayout:
-    """Check SRC up front so a broken layout fails before any work, naming the missing path."""
-    if not src.is_dir():
-        raise MtragError(f"{src}: not a directory\n{LAYOUT_HELP}")
-    tasks_root = src / "retrieval_tasks"
-    if not tasks_root.is_dir():
-        raise MtragError(f"{tasks_root}: missing directory\n{LAYOUT_HELP}")
-    domains = available_domains(src)
-    if domain not in domains:
-        listed = ", ".join(domains) if domains else "(none)"
-        raise MtragError(f"unknown domain {domain!r} in {tasks_root}; available: {listed}")
-    layout = DomainLayout(src, domain)
-    for path in layout.required_files():
-        if not path.is_file():
-            raise MtragError(f"{path}: missing file\n{LAYOUT_HELP}")
-    if not layout.conversations_dir.is_dir() or not any(layout.conversations_dir.glob("*.json")):
-        raise MtragError(f"{layout.conversations_dir}: no *.json conversations\n{LAYOUT_HELP}")
-    return layout
-
-
-# ---------------------------------------------------------------------------------------------
-# Readers (every error names file and line)
-# ---------------------------------------------------------------------------------------------
-
-
-def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line number, object), skipping blank lines."""
-    with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise MtragError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
-            if not isinstance(obj, dict):
-                raise MtragError(f"{path}:{lineno}: expected a JSON object per line")
-            yield lineno, obj
-
-
-def parse_task_id(task_id: str, where: str) -> tuple[str, int]:
-    """Split '<conv><::><turn>' into (conv, turn)."""
-    conv, sep, turn = task_id.rpartition(TASK_SEP)
-    if not sep or not conv or not turn.isdigit() or int(turn) < 1:
-        raise MtragError(f"{where}: task id {task_id!r} is not '<conversation_id><::><turn>'")
-    return conv, int(turn)
-
-
-def strip_speaker(text: str) -> str:
-    """Drop the '|user|:' prefix the task files put before each user turn."""
-    text = text.strip()
-    if text.startswith(USER_PREFIX):
-        text = text[len(USER_PREFIX) :]
-    return text.strip()
-
-
-def read_queries(path: Path) -> dict[str, str]:
-    """BEIR queries file as {task_id: raw text}, in file order."""
-    queries: dict[str, str] = {}
-    for lineno, obj in iter_jsonl(path):
-        task_id, text = obj.get("_id"), obj.get("text")
-        if not isinstance(task_id, str) or not isinstance(text, str):
-            raise MtragError(f"{path}:{lineno}: expected string fields '_id' and 'text'")
-        if task_id in queries:
-            raise MtragError(f"{path}:{lineno}: duplicate task id {task_id!r}")
-        parse_task_id(task_id, f"{path}:{lineno}")
-        queries[task_id] = text
-    return queries
-
-
-def read_qrels(path: Path) -> dict[str, list[str]]:
-    """{task_id: [corpus ids with score > 0]} in file order; an optional header is skipped."""
-    gold: dict[str, list[str]] = {}
-    with path.open(encoding="utf-8", newline="") as handle:
-        for lineno, row in enumerate(csv.reader(handle, delimiter="\t"), start=1):
-            if not row or not "".join(row).strip():
-                continue
-            if len(row) != 3:
-                raise MtragError(
-                    f"{path}:{lineno}: expected 3 tab-separated columns, got {len(row)}"
-                )
-            query_id, doc_id, score = (cell.strip() for cell in row)
-            try:
-                value = float(score)
-            except ValueError:
-                if lineno == 1:  # header line such as "query-id corpus-id score"
-                    continue
-                raise MtragError(f"{path}:{lineno}: score {score!r} is not a number") from None
-            docs = gold.setdefault(query_id, [])
-            if value > 0 and doc_id not in docs:
-                docs.append(doc_id)
-    return gold
-
-
-@dataclass(frozen=True)
-class Conversation:
-    """One conversation file, reduced to what rows need."""
-
-    name: str  # file name, e.g. "35.json"
-    messages: tuple[dict[str, Any], ...]
-    collection: str
-
-    def user_indices(self) -> list[int]:
-        """Positions of user messages in `messages`; user turn k is at index k-1 of this list."""
-        return [i for i, m in enumerate(self.messages) if m["speaker"] == "user"]
-
-    def user_texts(self) -> list[str]:
-        return [self.messages[i]["text"] for i in self.user_indices()]
-
-
-def load_conversation(path: Path) -> Conversation:
-    """Read and validate one conversations/*.json file."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise MtragError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
-    messages = data.get("messages") if isinstance(data, dict) else None
-    if not isinstance(messages, list):
-        raise MtragError(f"{path}: expected an object with a 'messages' list")
-    for i, message in enumerate(messages):
-        if (
-            not isinstance(message, dict)
-            or message.get("speaker") not in ("user", "agent")
-            or not isinstance(message.get("text"), str)
-        ):
-            raise MtragError(
-                f"{path}: messages[{i}] needs 'speaker' ('user' or 'agent') and a string 'text'"
-            )
-    return Conversation(path.name, tuple(messages), str(data.get("domain", "")))
-
-
-def load_conversations(directory: Path) -> list[Conversation]:
-    """All conversations, in numeric file order so runs are reproducible."""
-
-    def order(path: Path) -> tuple[int, str]:
-        return (int(path.stem), "") if path.stem.isdigit() else (sys.maxsize, path.stem)
-
-    return [load_conversation(p) for p in sorted(directory.glob("*.json"), key=order)]
-
-
-# ---------------------------------------------------------------------------------------------
-# Task <-> conversation matching (pure)
-# ---------------------------------------------------------------------------------------------
-
-
-def _squash(text: str) -> str:
-    return " ".join(text.split())
-
-
-def questions_text(user_texts: Sequence[str]) -> str:
-    """The `questions` query the benchmark builds from the first k user turns."""
-    return "\n".join(f"{USER_PREFIX} {t}" for t in user_texts)
-
-
-def match_conversations(
-    questions: Mapping[str, str], conversations: Sequence[Conversation], source: str = "questions"
-) -> dict[str, Conversation]:
-    """Map each conversation id in `questions` to the one conversation consistent with all its
-    tasks. Two conversations may share opening turns, hence the intersection over tasks."""
-    index: dict[tuple[int, str], set[int]] = {}
-    for ci, conv in enumerate(conversations):
-        texts = conv.user_texts()
-        for k in range(1, len(texts) + 1):
-            index.setdefault((k, _squash(questions_text(texts[:k]))), set()).add(ci)
-
-    candidates: dict[str, set[int]] = {}
-    for task_id, text in questions.items():
-        conv_id, turn = parse_task_id(task_id, source)
-        found = index.get((turn, _squash(text)), set())
-        candidates[conv_id] = candidates[conv_id] & found if conv_id in candidates else set(found)
-
-    matched: dict[str, Conversation] = {}
-    owner: dict[int, str] = {}
-    for conv_id, found in candidates.items():
-        if not found:
-            raise MtragError(
-                f"{source}: no conversation file matches the user turns of conversation {conv_id}"
-            )
-        if len(found) > 1:
-            names = ", ".join(sorted(conversations[i].name for i in found))
-            raise MtragError(f"{source}: conversation {conv_id} matches several files: {names}")
-        (ci,) = found
-        if ci in owner:
-            raise MtragError(
-                f"{source}: conversations {owner[ci]} and {conv_id} both match "
-                f"{conversations[ci].name}"
-            )
-        owner[ci] = conv_id
-        matched[conv_id] = conversations[ci]
-    return matched
-
-
-# ---------------------------------------------------------------------------------------------
-# Standalone rule (pure)
-# ---------------------------------------------------------------------------------------------
-
-_TOKEN = re.compile(r"[a-z0-9]+")
-_NON_TOPICAL = frozenset(
-    """
-    a an the of to in on at by for from with about into onto over under as than then so if or
-    and but nor not no yes is are was were be been being am do does did done doing have has had
-    having can could should would will shall may might must what which who whom whose when
-    where why how i me my mine we us our ours you your yours he him his she her hers it its they
-    them their theirs this that these those there here any some all each every both either
-    neither more most much many few lot lots other another such same own very too also just only
-    even still really quite s t d ll re ve m don didn doesn isn aren wasn weren won wouldn
-    couldn shouldn get got go going make made take use want need like know tell explain mean
-    say said describe give provide please thing something anything way kind type bit
-    information info detail details example exactly specifically actually currently mention
-    mentioned better best possible potential available specific general regarding related
-    relationship between during while happen help able well often usually generally overall
-    consider exist someone one ok okay
-    """.split()
-)
-_PRONOUNS = frozenset(
-    "he him his she her hers they them their theirs it its this these those".split()
-)
-_QUESTION_OPENERS = frozenset(
-    """what which who whom whose when where why how is are was were do does did can could should
-    would will shall may might must has have had""".split()
-)
-_DEICTIC = re.compile(
-    r"\b(?:what about|how about|and about|you (?:said|mentioned|mean|just said|told me)|mentioned"
-    r"|(?:is|was|does|did|isn't|doesn't) that|that (?:means|is why)|in that case)\b"
-)
-_SENTENCE_END = re.compile(r"[.!?;]+\s+")
-# "is it worth to", "was it ever legal to": a dummy subject, not a reference back.
-_DUMMY_IT = re.compile(
-    r"\b(?:is|was|isn't|wasn't|would|will|does) it (?:\S+ ){1,2}(?:to|that|if)\b"
-)
-
-
-def _stem(word: str) -> str:
-    """Crude suffix stripping: enough to equate pig/pigs, tax/taxes, make/makes."""
-    for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            if suffix == "s" and word.endswith("ss"):
-                break
-            word = word[: -len(suffix)] + repl
-            break
-    return word.rstrip("e") if len(word) > 3 else word
-
-
-def _topical_stems(text: str) -> set[str]:
-    return {
-        _stem(w)
-        for w in _TOKEN.findall(text.lower())
-        if w not in _NON_TOPICAL and _stem(w) not in _NON_TOPICAL
-    }
-
-
-def _same_word(a: str, b: str) -> bool:
-    """Equal stems, or an abbreviation/prefix of at least 4 letters (chemo/chemotherapy)."""
-    if a == b:
-        return True
-    short, long_ = sorted((a, b), key=len)
-    return len(short) >= 4 and long_.startswith(short)
-
-
-def imported_context_words(question: str, rewrite: str, earlier_texts: Sequence[str]) -> list[str]:
-    """Stems the rewrite adds that the question lacks but the earlier turns contain."""
-    asked = _topical_stems(question)
-    context = _topical_stems(" ".join(earlier_texts))
-    added = [w for w in _topical_stems(rewrite) if not any(_same_word(w, q) for q in asked)]
-    return sorted(w for w in added if any(_same_word(w, c) for c in context))
-
-
-def reference_cue(question: str) -> str | None:
-    """A phrase pointing back at the dialogue, or a sentence whose first non-filler word is a
-    pronoun. Sentences of one or two words ("Got it.", "I see.") are acknowledgements, not
-    references, and are skipped."""
-    lowered = question.lower().replace("\u2019", "'")
-    deictic = _DEICTIC.search(lowered)
-    if deictic:
-        return deictic.group(0)
-    sentences = _SENTENCE_END.split(lowered)
-    for sentence in sentences:
-        words = _TOKEN.findall(sentence)
-        if len(words) <= 2 and len(sentences) > 1:
-            continue
-        for word in words:
-            if word in _PRONOUNS:
-                if word == "it" and _DUMMY_IT.search(sentence):
-                    break
-                return word
-            if word not in _NON_TOPICAL:
-                break
-    return None
-
-
-def is_fragment(question: str) -> bool:
-    """Keyword-style follow-ups ("any awards", "Investments?") lean on the topic so far; a
-    question word or auxiliary anywhere means a full clause ("What is WACC?")."""
-    words = _TOKEN.findall(question.lower())
-    if not words or any(w in _QUESTION_OPENERS for w in words):
-        return False
-    return len(_topical_stems(question)) <= 2
-
-
-def decide_standalone(
-    turn: int,
-    question: str,
-    rewrite: str | None,
-    earlier_texts: Sequence[str],
-    label: str | None = None,
-    has_standalone_alternative: bool = False,
-) -> tuple[bool, str]:
-    """(standalone?, basis) by the rule in the module docstring."""
-    if turn == 1:
-        return True, "turn1"
-    if label:
-        return label.strip().lower().replace("-", "_") == "standalone", "label"
-    if has_standalone_alternative:
-        return False, "alternative"
-    if rewrite is not None and imported_context_words(question, rewrite, earlier_texts):
-        return False, "rewrite_context"
-    if reference_cue(question):
-        return False, "reference"
-    if is_fragment(question):
-        return False, "fragment"
-    return True, "no_cue"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -491,10 +124,6 @@ def _has_standalone_alternative(message: Mapping[str, Any]) -> bool:
         if any(str(x).lower() == "standalone" for x in labels):
             return True
     return False
-
-
-def turn_bucket(turn: int) -> str:
-    return "1" if turn == 1 else "2" if turn == 2 else "3+"
 
 
 @dataclass
@@ -533,7 +162,7 @@ def build_rows(
                 stats.skipped_turns[answerability or "no label"] += 1
                 continue
             question = message["text"].strip()
-            if in_tasks and _squash(strip_speaker(lastturns.get(task_id, ""))) != _squash(question):
+            if in_tasks and squash(strip_speaker(lastturns.get(task_id, ""))) != squash(question):
                 stats.lastturn_mismatches += 1
                 logger.warning("lastturn text of %s differs from the conversation turn", task_id)
             earlier = conv.messages[:pos]
@@ -735,13 +364,13 @@ def convert(
 
 def format_summary(result: ConversionResult) -> str:
     """Counts by type x turn bucket, plus what was skipped and the corpus profile."""
-    buckets = ("1", "2", "3+")
+    buckets = ("turn1", "turn2", "turn3+")
     kinds = ("standalone", "non_standalone", "unanswerable")
     table = Counter((row["type"], turn_bucket(row["turn"])) for row in result.rows)
     lines = [
         f"mtRAG {result.domain}: {len(result.rows)} rows from {result.conversations} conversations"
         f" -> {result.rows_path}",
-        f"{'type':<16}" + "".join(f"{'turn ' + b:>9}" for b in buckets) + f"{'total':>9}",
+        f"{'type':<16}" + "".join(f"{b:>9}" for b in buckets) + f"{'total':>9}",
     ]
     for kind in kinds:
         counts = [table[(kind, b)] for b in buckets]

@@ -3,17 +3,26 @@
 import pytest
 from llama_index.core import Settings as LlamaSettings
 
+from app.compose import build_models
 from app.config import load_settings
-from app.factory import build_models
 from engines.errors import ConfigError
-from engines.fakes import HashEmbedding, ScriptedLLM
+from engines.models.fakes import HashEmbedding, ScriptedLLM
 
 
-def test_fake_models(tmp_path):
+def test_fake_models(tmp_path, monkeypatch):
+    monkeypatch.setattr(LlamaSettings, "_llm", None)
+    monkeypatch.setattr(LlamaSettings, "_embed_model", None)
     models = build_models(load_settings(llm="fake", embedding="fake", index_dir=tmp_path))
     assert isinstance(models.llm, ScriptedLLM) and isinstance(models.embed_model, HashEmbedding)
     assert models.condense_llm is models.llm
-    assert LlamaSettings.llm is models.llm  # applied through LlamaIndex Settings too
+    assert LlamaSettings._llm is None and LlamaSettings._embed_model is None  # global Settings left alone
+
+
+def test_llamaindex_globals_only_when_asked(tmp_path, monkeypatch):
+    monkeypatch.setattr(LlamaSettings, "_llm", None)
+    monkeypatch.setattr(LlamaSettings, "_embed_model", None)
+    models = build_models(load_settings(llm="fake", embedding="fake", index_dir=tmp_path, llamaindex_globals=True))
+    assert LlamaSettings.llm is models.llm and LlamaSettings.embed_model is models.embed_model
 
 
 def test_openai_needs_a_key(monkeypatch):
@@ -54,10 +63,13 @@ def test_local_llm_with_a_missing_gguf_path():
 
 
 def test_local_llm_is_lazy():
-    from engines.local_llm import LlamaCppLLM
+    from llama_index.llms.openai_like import OpenAILike
+
+    from engines.models.llama_server import LocalOpenAILike
 
     models = build_models(load_settings(llm="local", embedding="fake"))
-    assert isinstance(models.llm, LlamaCppLLM)  # built without loading 1 GB of weights
+    assert isinstance(models.llm, LocalOpenAILike)  # built without loading 1 GB of weights
+    assert isinstance(models.llm, OpenAILike) and not models.llm.server.is_running  # the OpenAI-compatible path
 
 
 def test_huggingface_path_that_does_not_exist():

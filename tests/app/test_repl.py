@@ -1,26 +1,43 @@
 """The REPL driven as a transcript through its stream parameters (piped mode: no prompts, no colour)."""
 
 import io
+import os
 import socket
+from contextlib import contextmanager
 
 from app.chat import run
-from engines.fakes import ScriptedLLM
-from tests.conftest import DOCS
+from engines.models import Models
+from engines.models.fakes import HashEmbedding, ScriptedLLM
 
 
-def transcript(tmp_path, corpus, lines, *extra, hook=None, env=None):
+@contextmanager
+def environment(**values):
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def transcript(tmp_path, corpus, lines, *extra, hook=None):
+    """``hook``: scripted models (and the fake embedder's refusal threshold, 0.25)."""
     out, err = io.StringIO(), io.StringIO()
     argv = ["--index", str(tmp_path / "index"), "--corpus", str(corpus), "--llm", "fake", "--embedding", "fake", *extra]
-    code = run(argv, stdin=io.StringIO("\n".join(lines) + "\n"), stdout=out, stderr=err, pipeline_hook=hook)
+    with environment(**({"TURNRAG_REFUSAL_MIN_VECTOR": "0.25"} if hook else {})):
+        code = run(argv, stdin=io.StringIO("\n".join(lines) + "\n"), stdout=out, stderr=err, models=hook)
     return code, out.getvalue(), err.getvalue()
 
 
 def scripted(*replies):
-    def hook(pipeline):
+    def models(settings):
         llm = ScriptedLLM(replies)
-        pipeline.models.llm = pipeline.models.condense_llm = llm
-        pipeline.settings.refusal_min_vector = 0.25
-    return hook
+        return Models(embed_model=HashEmbedding(), llm=llm, condense_llm=llm)
+    return models
 
 
 def test_seed_conversation_transcript(tmp_path, corpus, monkeypatch):
@@ -74,14 +91,9 @@ def test_unreachable_llm_server_gives_one_clear_message(tmp_path, corpus):
     out, err = io.StringIO(), io.StringIO()
     question = "Thẻ SKU-4471 có phí thường niên bao nhiêu?"
     argv = ["--index", str(tmp_path / "index"), "--corpus", str(corpus), "--embedding", "fake", "--llm", "openai-like"]
-    import os
-    os.environ["TURNRAG_LLM_API_BASE"] = f"http://127.0.0.1:{port}/v1"
-    os.environ["TURNRAG_LLM_TIMEOUT_S"] = "5"
-    try:
-        code = run(argv, stdin=io.StringIO(question + "\n"), stdout=out, stderr=err,
-                   pipeline_hook=lambda p: setattr(p.settings, "refusal_min_vector", 0.0))
-    finally:
-        del os.environ["TURNRAG_LLM_API_BASE"], os.environ["TURNRAG_LLM_TIMEOUT_S"]
+    with environment(TURNRAG_LLM_API_BASE=f"http://127.0.0.1:{port}/v1", TURNRAG_LLM_TIMEOUT_S="5",
+                     TURNRAG_REFUSAL_MIN_VECTOR="0.0"):
+        code = run(argv, stdin=io.StringIO(question + "\n"), stdout=out, stderr=err)
     shown = out.getvalue()
     assert code == 0
     assert "error: the LLM server could not be reached" in shown and "TURNRAG_LLM_API_BASE" in shown

@@ -5,8 +5,8 @@ import re
 
 import pytest
 
+from app.compose import build_models, ingest_path, new_engine, open_pipeline
 from app.config import SAMPLE_CORPUS, load_settings
-from app.factory import build_models, ingest_path, open_pipeline
 
 pytestmark = pytest.mark.e2e
 
@@ -33,14 +33,14 @@ def real_pipeline(tmp_path_factory):
 
 
 def test_seed_conversation_retrieves_the_right_document_and_answers_right_at_every_turn(real_pipeline):
-    engine = real_pipeline.new_engine(record_log=False)
-    assert real_pipeline.settings.effective_answer_mode == "extract"
+    engine = new_engine(real_pipeline, log_turns=False)
+    assert real_pipeline.answer_mode == "extract"
     for question, gold, correct in SEED:
         response = engine.stream_chat(question)
         answer = "".join(response.response_gen)
         record = engine.last_record
         print(f"\nQ: {question}\n   query: {record.query}\n   top: {record.retrieved_doc_ids[:3]}\n   A: {answer}")
-        assert gold in record.retrieved_doc_ids[: real_pipeline.settings.top_k], (question, record.retrieved_doc_ids)
+        assert gold in record.retrieved_doc_ids[: real_pipeline.retrieval.config.top_k], (question, record.retrieved_doc_ids)
         assert not record.refused
         # The answer quotes the clauses (answer_mode "extract", the default with the packaged
         # model). With answer_mode "generate" the same 1.5B model, given the same passages, mixed up
@@ -57,7 +57,7 @@ def test_seed_conversation_retrieves_the_right_document_and_answers_right_at_eve
 
 
 def test_off_topic_question_is_refused_without_sources(real_pipeline):
-    engine = real_pipeline.new_engine(record_log=False)
+    engine = new_engine(real_pipeline, log_turns=False)
     response = engine.chat("Tỷ giá bitcoin hôm nay là bao nhiêu?")
     record = engine.last_record
     # The router declines it as out of scope before retrieval; without the router the gate refuses it.

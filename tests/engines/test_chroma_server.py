@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from app.compose import ingest_path, open_pipeline
 from app.config import load_settings
-from app.factory import ingest_path, open_pipeline
 
 CHROMA = Path(sys.executable).parent / "chroma"
 
@@ -56,7 +56,7 @@ def test_retrieval_through_a_chroma_server(tmp_path, corpus, chroma_server):
     assert report.total_chunks == 7
     assert not (tmp_path / "index" / "chroma").exists()  # vectors live in the server, not embedded
     pipeline = open_pipeline(settings)
-    assert type(pipeline.collection._client).__name__ != "PersistentClient"
+    assert type(pipeline.index.collection._client).__name__ != "PersistentClient"
     results = pipeline.retriever().retrieve("Thẻ SKU-4417 có phí thường niên bao nhiêu?")
     assert results[0].node.metadata["doc_id"] == "card-sku-4417"
     assert "vector" in results[0].raw_scores

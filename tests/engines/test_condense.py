@@ -1,7 +1,7 @@
 import pytest
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 
-from engines import condense
+from engines import rewrite as condense
 
 
 def msgs(*texts):
@@ -63,7 +63,7 @@ def test_dependence_heuristic(question, dependent):
 
 
 def test_english_follow_ups_get_the_zero_shot_prompt_and_vietnamese_the_few_shot_one() -> None:
-    from engines.condense import CONDENSE_PROMPT, CONDENSE_PROMPT_EN, prompt_for
+    from engines.rewrite import CONDENSE_PROMPT, CONDENSE_PROMPT_EN, prompt_for
 
     assert prompt_for("en") is CONDENSE_PROMPT_EN and prompt_for("vi") is CONDENSE_PROMPT
     custom = CONDENSE_PROMPT_EN.partial_format()

@@ -3,6 +3,7 @@
 import pytest
 
 from engines import extractive as ex
+from engines.steps import check
 
 SEASONAL = """# Nghỉ phép năm đối với nhân viên hợp đồng thời vụ
 
@@ -79,7 +80,7 @@ def test_answer_quotes_clauses_with_titles_in_the_question_language():
 def test_check_prompt_shows_exactly_the_quoted_clauses():
     clauses = ex.split_clauses([SEASONAL])
     chosen = [(clauses[0], 0.9)]
-    system, user = ex.check_prompt("Nhân viên thời vụ được nghỉ mấy ngày?", chosen, ["Nghỉ phép thời vụ"])
+    system, user = check.check_prompt("Nhân viên thời vụ được nghỉ mấy ngày?", chosen, ["Nghỉ phép thời vụ"])
     assert "YES" in system and "NO" in system
     assert clauses[0].text in user and clauses[1].text not in user
     assert "Câu hỏi: Nhân viên thời vụ được nghỉ mấy ngày?" in user
@@ -88,7 +89,7 @@ def test_check_prompt_shows_exactly_the_quoted_clauses():
 @pytest.mark.parametrize("reply, no", [("NO", True), (" no.", True), ("Không", True), ("**NO**", True),
                                        ("YES", False), ("Có", False), ("", False), ("Not sure", False), ("Nothing", False)])
 def test_only_an_explicit_no_refuses(reply, no):
-    assert ex.check_says_no(reply) is no
+    assert check.check_says_no(reply) is no
 
 
 def test_clause_vectors_are_embedded_once_and_evicted_oldest_first():

@@ -5,14 +5,16 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
+from app.compose import build_models, ingest_path, open_pipeline
 from app.config import load_settings
-from app.factory import build_models, ingest_path, open_pipeline
 from engines.errors import ConfigError
-from engines.fakes import HashEmbedding, ScriptedLLM
 from engines.filters import MetadataFilter
-from tests.conftest import write_doc
+from engines.models.fakes import HashEmbedding, ScriptedLLM
+from tests.conftest import engine_over, write_doc
 
 DEPARTMENTS = ("tin-dung", "nhan-su", "cong-nghe", "the")
 DATES = ("2022-05-01", "2023-03-01", "2023-11-15", "2024-01-01", "2024-07-01", "")
@@ -99,7 +101,7 @@ filters_strategy = st.fixed_dictionaries(
 @hsettings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(spec=filters_strategy, top_k=st.integers(1, 40), words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=4))
 def test_no_chunk_outside_the_filter_ever_comes_back(mixed_pipeline, spec, top_k, words) -> None:
-    flt = mixed_pipeline.session_filter(spec)
+    flt = mixed_pipeline.choices.filter(spec)
     query = " ".join(words)
     retriever = mixed_pipeline.retriever(filters=spec, top_k=min(top_k, 40))
     for name, nodes in retriever.run(_bundle(query)):
@@ -108,21 +110,22 @@ def test_no_chunk_outside_the_filter_ever_comes_back(mixed_pipeline, spec, top_k
     for nws in retriever.retrieve(query):
         assert flt.matches(nws.node.metadata)
     # BM25 alone with a top-k larger than the matching set: no score-0 filler from outside
-    bm25 = mixed_pipeline.bm25.with_top_k(top_k).with_filter(flt)
+    bm25 = mixed_pipeline.index.bm25.with_top_k(top_k).with_filter(flt)
     assert all(flt.matches(n.node.metadata) for n in bm25.retrieve(query))
 
 
 def test_a_filtered_engine_never_shows_other_departments(mixed_pipeline) -> None:
-    engine = mixed_pipeline.new_engine(synthesize=False, record_log=False, filters={"department": "the"})
-    record = engine.prepare_only("phí thẻ SKU-4471 lãi suất")
+    engine = engine_over(mixed_pipeline)
+    engine.session.set_filter(mixed_pipeline.choices.filter({"department": "the"}))
+    record = engine.session.run_until("assemble", "phí thẻ SKU-4471 lãi suất")
     assert record.candidates and all(c.doc_id for c in record.candidates)
-    departments = {mixed_pipeline.collection.get(ids=[c.node_id])["metadatas"][0]["department"] for c in record.candidates}
+    departments = {mixed_pipeline.index.collection.get(ids=[c.node_id])["metadatas"][0]["department"] for c in record.candidates}
     assert departments == {"the"}
     assert record.filters["department"] == "the"
     # a session filter set later applies from the next turn on
-    engine.set_filter(mixed_pipeline.session_filter({"department": "nhan-su"}))
-    record = engine.prepare_only("nghỉ phép hợp đồng")
-    assert {mixed_pipeline.collection.get(ids=[c.node_id])["metadatas"][0]["department"] for c in record.candidates} == {"nhan-su"}
+    engine.session.set_filter(mixed_pipeline.choices.filter({"department": "nhan-su"}))
+    record = engine.session.run_until("assemble", "nghỉ phép hợp đồng")
+    assert {mixed_pipeline.index.collection.get(ids=[c.node_id])["metadatas"][0]["department"] for c in record.candidates} == {"nhan-su"}
 
 
 def test_inactive_documents_are_out_by_default_and_back_when_allowed(mixed_pipeline) -> None:
@@ -139,11 +142,10 @@ def _bundle(text: str):
 
 
 def test_unfiltered_and_filtered_agree_when_the_filter_allows_everything(mixed_pipeline) -> None:
-    everything = mixed_pipeline.retriever(top_k=10, filters={"include_inactive": True})
-    assert everything.metadata_filter.is_empty
-    masked = mixed_pipeline.bm25.with_top_k(10).with_filter(MetadataFilter.parse({"department": list(DEPARTMENTS),
+    assert mixed_pipeline.choices.filter({"include_inactive": True}).is_empty
+    masked = mixed_pipeline.index.bm25.with_top_k(10).with_filter(MetadataFilter.parse({"department": list(DEPARTMENTS),
                                                                                    "include_inactive": True}))
-    plain = mixed_pipeline.bm25.with_top_k(10)
+    plain = mixed_pipeline.index.bm25.with_top_k(10)
     query = "lãi suất SKU-4471"
     got, expected = masked.retrieve(query), plain.retrieve(query)
     assert [round(n.score, 5) for n in got] == [round(n.score, 5) for n in expected]
@@ -153,7 +155,7 @@ def test_filters_that_exclude_each_other_return_nothing_on_both_sides(mixed_pipe
     session = MetadataFilter.parse({"department": "the"})
     disjoint = session.merged(MetadataFilter.parse({"department": "tin-dung"}))
     assert disjoint.matches_nothing
-    retriever = mixed_pipeline.retriever().with_filter(disjoint)
+    retriever = mixed_pipeline.retrieval.retriever(disjoint)
     assert retriever.retrieve("phí lãi suất") == []
 
 

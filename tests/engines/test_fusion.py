@@ -5,8 +5,8 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from ranx import Run, fuse
 
-from engines.fakes import ScriptedLLM
 from engines.fusion import FusedNode, HybridFusionRetriever, reciprocal_rank_fusion
+from engines.models.fakes import ScriptedLLM
 
 
 def test_rrf_matches_ranx():
@@ -101,7 +101,7 @@ def test_corpus_support_is_the_best_allowed_chunk_cosine_per_vector(pipeline):
     support = retriever.corpus_support([probation, gold])
     assert len(support) == 2 and support[0] > support[1]  # one call, one score per candidate
     # a filter that rules the document out lowers its support: only what retrieval may return counts
-    elsewhere = retriever.with_filter(MetadataFilter.parse({"doc_id": ["leave-seasonal"]}))
+    elsewhere = pipeline.retrieval.retriever(MetadataFilter.parse({"doc_id": ["leave-seasonal"]}))
     assert elsewhere.corpus_support([probation])[0] < support[0]
     bm25_only = pipeline.retriever(use_vector=False)
     assert bm25_only.corpus_support([probation]) is None  # no vector side: no support signal

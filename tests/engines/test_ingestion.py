@@ -1,6 +1,5 @@
 """Ingestion: idempotent, replaces changed documents, prunes, survives being killed midway."""
 
-import json
 import os
 import signal
 import subprocess
@@ -12,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from app.compose import ingest_path, open_pipeline
 from app.config import load_settings
-from app.factory import ingest_path, open_pipeline
 from engines.errors import IndexUnavailable
 from engines.store import get_collection, iter_chunks, load_bm25, open_chroma
 from tests.conftest import write_doc
@@ -84,8 +83,8 @@ CHILD = textwrap.dedent("""
     import sys, time
     from pathlib import Path
     from app.config import load_settings
-    from app.factory import ingest_path
-    from engines.fakes import HashEmbedding
+    from app.compose import ingest_path
+    from engines.models.fakes import HashEmbedding
 
     class SlowHash(HashEmbedding):
         def _get_text_embeddings(self, texts):

@@ -7,8 +7,17 @@ import json
 import pytest
 
 from engines.errors import ConfigError
-from engines.fakes import HashEmbedding, ScriptedLLM
-from engines.router import DIRECT, DOCS, OUT_OF_SCOPE, LLMRouter, SemanticRouter, decide, load_examples
+from engines.models.fakes import HashEmbedding, ScriptedLLM
+from engines.router import (
+    DIRECT,
+    DOCS,
+    OUT_OF_SCOPE,
+    LLMRouter,
+    SemanticRouter,
+    decide,
+    load_examples,
+)
+from tests.conftest import engine_over
 
 
 def test_docs_is_kept_unless_another_route_is_close_and_clearly_ahead() -> None:
@@ -40,16 +49,15 @@ EXAMPLES = {DOCS: ["phí thường niên thẻ", "nghỉ phép hợp đồng"], 
             OUT_OF_SCOPE: ["thời tiết hôm nay thế nào", "công thức nấu phở"]}
 
 
-def routed_engine(pipeline, replies=()):
+def routed_engine(make_pipeline, replies=()):
     llm = ScriptedLLM(replies)
-    pipeline.models.llm = pipeline.models.condense_llm = llm
-    engine = pipeline.new_engine(record_log=False)
-    engine.set_router(SemanticRouter(HashEmbedding(), EXAMPLES, min_confidence=0.8, margin=0.05, top_n=1))
+    engine = engine_over(make_pipeline(llm=llm))
+    engine.session.set_router(SemanticRouter(HashEmbedding(), EXAMPLES, min_confidence=0.8, margin=0.05, top_n=1))
     return engine, llm
 
 
-def test_out_of_scope_is_declined_politely_without_retrieval(pipeline) -> None:
-    engine, llm = routed_engine(pipeline)
+def test_out_of_scope_is_declined_politely_without_retrieval(make_pipeline) -> None:
+    engine, llm = routed_engine(make_pipeline)
     response = engine.chat("Thời tiết hôm nay thế nào?")
     record = engine.last_record
     assert record.route == OUT_OF_SCOPE and record.refused and record.refusal_reason == "out_of_scope"
@@ -57,8 +65,8 @@ def test_out_of_scope_is_declined_politely_without_retrieval(pipeline) -> None:
     assert "ngoài phạm vi" in response.response
 
 
-def test_small_talk_is_answered_without_retrieval_or_sources(pipeline) -> None:
-    engine, llm = routed_engine(pipeline, ["Chào bạn! Tôi có thể tra cứu tài liệu nội bộ giúp bạn."])
+def test_small_talk_is_answered_without_retrieval_or_sources(make_pipeline) -> None:
+    engine, llm = routed_engine(make_pipeline, ["Chào bạn! Tôi có thể tra cứu tài liệu nội bộ giúp bạn."])
     response = engine.chat("Xin chào bạn")
     record = engine.last_record
     assert record.route == DIRECT and not record.refused and not record.sources and not response.source_nodes
@@ -66,8 +74,8 @@ def test_small_talk_is_answered_without_retrieval_or_sources(pipeline) -> None:
     assert response.response.startswith("Chào bạn!")
 
 
-def test_document_questions_go_through_retrieval(pipeline) -> None:
-    engine, _ = routed_engine(pipeline, ["200.000 đồng."])
+def test_document_questions_go_through_retrieval(make_pipeline) -> None:
+    engine, _ = routed_engine(make_pipeline, ["200.000 đồng."])
     engine.chat("Phí thường niên thẻ SKU-4471 là bao nhiêu?")
     record = engine.last_record
     assert record.route == DOCS and record.route_scores[DOCS] > record.route_scores[OUT_OF_SCOPE]

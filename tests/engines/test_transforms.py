@@ -5,8 +5,14 @@ from __future__ import annotations
 import pytest
 
 from engines.errors import ConfigError
-from engines.fakes import ScriptedLLM
-from engines.transforms import ActivationRules, QueryExpander, is_multi_part, parse_lines
+from engines.models.fakes import ScriptedLLM
+from engines.transforms import (
+    ActivationRules,
+    QueryExpander,
+    is_multi_part,
+    parse_lines,
+)
+from tests.conftest import engine_over
 
 
 def test_parse_lines_strips_numbering_drops_repeats_and_the_original() -> None:
@@ -54,73 +60,80 @@ def test_failing_transform_does_not_fail_the_turn() -> None:
 # ------------------------------------------------------------------ through the engine
 
 
-def engine_with(pipeline, replies, transforms, activation="always"):
+def engine_with(make_pipeline, replies, transforms, activation="always"):
     llm = ScriptedLLM(replies)
-    pipeline.models.llm = llm
-    pipeline.models.condense_llm = llm
-    return pipeline.new_engine(transforms=transforms, activation=activation, record_log=False), llm
+    pipeline = make_pipeline(llm=llm)
+    engine = engine_over(pipeline)
+    engine.session.set_expander(pipeline.choices.expander(transforms, activation))
+    return engine, llm
 
 
-def test_multi_query_variant_finds_what_the_question_alone_misses(pipeline) -> None:
+def retrieved(engine, question, history=None):
+    """The turn up to assembling the context (retrieval-only), as evaluation runs it."""
+    return engine.session.run_until("assemble", question, history)
+
+
+def test_multi_query_variant_finds_what_the_question_alone_misses(make_pipeline) -> None:
     question = "Chuyển tiếp off qua kỳ tới?"  # none of the target's words
-    plain, _ = engine_with(pipeline, [], [])
-    assert "leave-seasonal-carryover" not in plain.prepare_only(question).retrieved_doc_ids
-    engine, llm = engine_with(pipeline, ["1. Ngày phép hợp đồng thời vụ có được cộng dồn sang hợp đồng sau\n2. "
+    plain, _ = engine_with(make_pipeline, [], [])
+    assert "leave-seasonal-carryover" not in retrieved(plain, question).retrieved_doc_ids
+    engine, llm = engine_with(make_pipeline, ["1. Ngày phép hợp đồng thời vụ có được cộng dồn sang hợp đồng sau\n2. "
                                          "phép chưa nghỉ thanh toán bằng tiền"], ["multiquery"])
-    record = engine.prepare_only(question)
+    record = retrieved(engine, question)
     assert "leave-seasonal-carryover" in record.retrieved_doc_ids
     assert record.llm_calls == 1 and "Queries:" in llm.prompts[0]
     assert record.transforms == ["multiquery: 2 queries (always)"]
     assert "transform" in record.timings_ms
 
 
-def test_hyde_passage_cannot_talk_the_gate_into_answering(pipeline) -> None:
+def test_hyde_passage_cannot_talk_the_gate_into_answering(make_pipeline) -> None:
     # The invented passage copies a real document word for word; the question itself matches nothing.
     question = "Công thức nấu phở bò ngon?"
     invented = "Thẻ tín dụng mã SKU-4471 có phí thường niên 200.000 đồng, miễn phí năm đầu."
-    engine, _ = engine_with(pipeline, [invented], ["hyde"])
-    record = engine.prepare_only(question)
+    engine, _ = engine_with(make_pipeline, [invented], ["hyde"])
+    record = retrieved(engine, question)
     assert "card-sku-4471" in record.retrieved_doc_ids  # HyDE did pull the passage in ...
     assert record.refused and record.refusal_reason == "no_relevant_documents"  # ... the gate judged the question
 
 
-def test_hyde_runs_on_the_vector_side_only(pipeline) -> None:
-    engine, _ = engine_with(pipeline, ["Người lao động theo hợp đồng thời vụ được nghỉ 1 ngày phép mỗi tháng."], ["hyde"])
+def test_hyde_runs_on_the_vector_side_only(make_pipeline) -> None:
+    engine, _ = engine_with(make_pipeline, ["Người lao động theo hợp đồng thời vụ được nghỉ 1 ngày phép mỗi tháng."], ["hyde"])
     calls = []
-    original_run = engine._retriever.run
+    retriever = engine.session.pipeline.retrieval.retriever(engine.session.filter)  # the one this session's turns use
+    original_run = retriever.run
 
     def spy(bundle, only=None):
         calls.append((bundle.query_str[:20], tuple(only or ()), bundle.embedding is not None))
         return original_run(bundle, only=only)
 
-    engine._retriever.run = spy
-    engine.prepare_only("Thời vụ nghỉ mấy ngày?")
+    retriever.run = spy
+    retrieved(engine, "Thời vụ nghỉ mấy ngày?")
     assert calls[0] == ("Thời vụ nghỉ mấy ngà", (), False)
     assert calls[1][1:] == (("vector",), True)  # the passage is embedded as a passage, BM25 is not asked
 
 
-def test_conditional_activation_skips_llm_for_long_clear_questions(pipeline) -> None:
-    engine, llm = engine_with(pipeline, [], ["multiquery", "hyde"], activation="conditional")
-    record = engine.prepare_only("Người lao động theo hợp đồng thời vụ được nghỉ bao nhiêu ngày phép cho mỗi tháng?")
+def test_conditional_activation_skips_llm_for_long_clear_questions(make_pipeline) -> None:
+    engine, llm = engine_with(make_pipeline, [], ["multiquery", "hyde"], activation="conditional")
+    record = retrieved(engine, "Người lao động theo hợp đồng thời vụ được nghỉ bao nhiêu ngày phép cho mỗi tháng?")
     assert llm.calls == 0 and record.llm_calls == 0
     assert all("skipped" in t for t in record.transforms)
 
 
-def test_decomposition_only_runs_for_multi_part_questions(pipeline) -> None:
-    engine, llm = engine_with(pipeline, ["Phí thường niên thẻ SKU-4471?\nPhí thường niên thẻ SKU-4417?"], ["decompose"])
-    engine.prepare_only("Phí thường niên thẻ Vàng là bao nhiêu?")
+def test_decomposition_only_runs_for_multi_part_questions(make_pipeline) -> None:
+    engine, llm = engine_with(make_pipeline, ["Phí thường niên thẻ SKU-4471?\nPhí thường niên thẻ SKU-4417?"], ["decompose"])
+    retrieved(engine, "Phí thường niên thẻ Vàng là bao nhiêu?")
     assert llm.calls == 0
-    record = engine.prepare_only("So sánh phí thường niên của thẻ Vàng và thẻ Bạch Kim")
+    record = retrieved(engine, "So sánh phí thường niên của thẻ Vàng và thẻ Bạch Kim")
     assert llm.calls == 1 and {"card-sku-4471", "card-sku-4417"} <= set(record.retrieved_doc_ids)
 
 
-def test_original_question_is_kept_beside_the_rewrite_without_an_llm_call(pipeline) -> None:
+def test_original_question_is_kept_beside_the_rewrite_without_an_llm_call(make_pipeline) -> None:
     from llama_index.core.base.llms.types import ChatMessage, MessageRole
 
-    engine, llm = engine_with(pipeline, ["Thẻ tín dụng Bạch Kim có phí thường niên bao nhiêu?"], ["original"])
+    engine, llm = engine_with(make_pipeline, ["Thẻ tín dụng Bạch Kim có phí thường niên bao nhiêu?"], ["original"])
     history = [ChatMessage(role=MessageRole.USER, content="Thẻ Bạch Kim có phí gì?"),
                ChatMessage(role=MessageRole.ASSISTANT, content="Phí thường niên.")]
-    record = engine.prepare_only("Với SKU-4471 thì sao?", history)  # not a "còn X" swap: condensed by the LLM
+    record = retrieved(engine, "Với SKU-4471 thì sao?", history)  # not a "còn X" swap: condensed by the LLM
     assert llm.calls == 1  # the condense call only
     assert record.transforms == ["original: the user's own words beside the rewrite"]
     assert "card-sku-4471" in record.retrieved_doc_ids  # the code from the user's own words survived

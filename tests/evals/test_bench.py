@@ -2,8 +2,8 @@
 
 import json
 
-from evals.bench import query_forms
-from evals.bench_report import pooled, render
+from evals.bench.common import query_forms
+from evals.bench.report import pooled, render
 from evals.dataset import parse_rows
 
 
@@ -36,7 +36,7 @@ def test_report_pools_domains_by_task_count(tmp_path) -> None:
 
 
 def test_goals_are_marked_from_the_numbers_not_by_hand() -> None:
-    from evals.bench_report import goals
+    from evals.bench.report import goals
 
     cell = lambda r5, n: {"recall@5": r5, "ndcg@5": r5, "n": n}
     mtrag = {"d": {"scores": {"condense+lastturn": {"hybrid": {"turn1": cell(0.7, 4), "later": cell(0.2, 10)}}}}}
@@ -52,7 +52,7 @@ def test_goals_are_marked_from_the_numbers_not_by_hand() -> None:
 def test_a_missing_mtrag_folder_stops_with_a_message_naming_it(tmp_path) -> None:
     import pytest
 
-    from evals.bench import main
+    from evals.bench.__main__ import main
 
     with pytest.raises(SystemExit, match=r"could not convert .*nowhere.*--src"):
         main(["mtrag", "--domains", "fiqa", "--src", str(tmp_path / "nowhere"), "--work", str(tmp_path / "w")])

@@ -49,8 +49,8 @@ def test_calibration_sweep_and_recommendation():
 
 
 def test_llm_check_only_asks_same_topic_pairs_the_heuristics_missed():
-    from engines.fakes import ScriptedLLM
-    from evals.conflicts import PairRow, with_llm_check
+    from engines.models.fakes import ScriptedLLM
+    from evals.conflicts import with_llm_check
 
     rows = [PairRow(f"p{i}", "x", "y", None, None, True, kind) for i, kind in enumerate(["conflict", "conflict", "agreement"])]
     preds = [

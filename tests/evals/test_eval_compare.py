@@ -43,6 +43,8 @@ def test_exact_test_agrees_with_scipy(a, b):
 
 def test_no_difference_gives_p_one():
     assert paired_randomisation_test([1, 0, 1], [1, 0, 1]) == 1.0
+    assert paired_randomisation_test([1, 0, 1], [1, 1, 1]) == pytest.approx(_scipy_exact([1, 0, 1, 0], [1, 1, 1, 0]))
+    assert paired_randomisation_test([1, 0, 1], [1, 1, 1]) == 1.0  # one row differs: either sign is as extreme
 
 
 def test_large_samples_use_a_seeded_monte_carlo_that_is_reproducible():

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from engines.errors import DocumentError, TurnragError
+from evals.buckets import turn_bucket, turn_buckets, turn_position
 from evals.dataset import (
     EvalDataError,
     all_bucket_keys,
@@ -14,9 +15,6 @@ from evals.dataset import (
     parse_rows,
     row_bucket_keys,
     sanity,
-    turn_bucket,
-    turn_buckets,
-    turn_position,
 )
 
 GOOD = {"conv_id": "hr-01", "turn": 2, "history": [["user", "Nhân viên thử việc nghỉ mấy ngày?"], ["bot", "Không có."]],

@@ -213,7 +213,7 @@ def test_cli_help_lists_configs_and_outputs(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     text = capsys.readouterr().out
-    assert "lastturn" in text and "reference" in text and "REPORT_SCHEMA.md" in text and "--retrieval-only" in text
+    assert "lastturn" in text and "reference" in text and "report-schema.md" in text and "--retrieval-only" in text
 
 
 def test_row_filters_restrict_that_row_only(pipeline) -> None:

@@ -2,7 +2,7 @@
 
 from llama_index.core.prompts import PromptTemplate
 
-from engines.fakes import ScriptedLLM
+from engines.models.fakes import ScriptedLLM
 from evals.llm_cache import CachedLLM
 
 PROMPT = PromptTemplate("Question: {question}\nQueries:\n")

@@ -13,18 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from evals.datasets.mtrag import (
-    Conversation,
-    MtragError,
-    convert,
-    decide_standalone,
-    imported_context_words,
-    is_fragment,
-    main,
-    match_conversations,
-    read_qrels,
-    reference_cue,
-)
+from evals.datasets.mtrag import convert, main
+from evals.datasets.mtrag_files import Conversation, MtragError, match_conversations, read_qrels
+from evals.datasets.mtrag_standalone import decide_standalone, imported_context_words, is_fragment, reference_cue
 
 FIXTURE = Path(__file__).parent / "fixtures" / "mtrag"
 REAL_SRC = Path(os.environ.get("MTRAG_SRC", "/work/shared/benchmarks/mtrag"))

@@ -6,7 +6,12 @@ import unicodedata
 
 import pytest
 
-from engines.conflicts.negation import CUE_PHRASES, Cue, find_abolition_cues, has_abolition_cue
+from engines.conflicts.negation import (
+    CUE_PHRASES,
+    Cue,
+    find_abolition_cues,
+    has_abolition_cue,
+)
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,8 @@ import unicodedata
 
 import pytest
 
-from engines.conflicts.numbers import Quantity, detect_lang, parse_quantities
+from engines.conflicts.numbers import Quantity, parse_quantities
+from engines.text import detect_language as detect_lang
 
 
 def claims(text: str, lang: str | None = None, **kw: object) -> list[tuple[float, str, str | None]]:

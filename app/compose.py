@@ -1,0 +1,231 @@
+"""The composition root: one :class:`~app.config.Settings` in, one shared
+:class:`~engines.pipeline.Pipeline` out. The only module that knows which concrete LLM, embedder,
+store and steps are in use; the only one that may write LlamaIndex's global ``Settings``, and only
+when ``llamaindex_globals`` asks for it.
+
+A turn's steps are listed by the ``steps`` setting and built by :data:`STEP_BUILDERS`: adding a
+step (a reranker, say) is one file in ``engines/steps/`` plus one entry here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from app.config import Settings
+from engines.chat import ConversationalRAGEngine
+from engines.conflicts.postprocessor import ConflictPostprocessor
+from engines.documents import load_corpus
+from engines.errors import ConfigError, IndexUnavailable
+from engines.extractive import ClauseVectorCache
+from engines.filters import MetadataFilter
+from engines.ingestion import (
+    ChunkingConfig,
+    IngestReport,
+    ProgressFn,
+    ingest_documents,
+    writer_lock,
+)
+from engines.models import Models
+from engines.models.registry import (
+    LLMOptions,
+    build_embedding,
+    build_llm,
+    embedding_model_id,
+)
+from engines.pipeline import Pipeline
+from engines.record import TurnLog
+from engines.refusal import RelevanceGate
+from engines.retrieval import Retrieval, RetrievalConfig
+from engines.router import LLMRouter, SemanticRouter, load_examples
+from engines.session import Choices, Session
+from engines.steps.answer import GenerateAnswer, QuoteAnswer
+from engines.steps.assemble import AssembleStep
+from engines.steps.base import Step
+from engines.steps.check import YesNoCheck
+from engines.steps.condense import CondenseStep
+from engines.steps.gate import GateStep
+from engines.steps.retrieve import RetrieveStep
+from engines.steps.route import RouteStep
+from engines.store import (
+    Index,
+    Manifest,
+    fetch_embeddings,
+    get_collection,
+    load_bm25,
+    open_chroma,
+)
+from engines.transforms import ExpansionConfig
+
+logger = logging.getLogger(__name__)
+
+
+# ---------------------------------------------------------------------------------- models
+
+
+def build_models(settings: Settings, *, llm: Any = None, condense_llm: Any = None, embed_model: Any = None) -> Models:
+    """Models from settings; explicit objects (tests, notebooks) take precedence."""
+    embed_model = embed_model or build_embedding(settings.embedding)
+    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    options = LLMOptions(model=settings.llm_model, api_base=settings.llm_api_base, api_key=key,
+                         context_window=settings.llm_context_window, max_tokens=settings.llm_max_tokens,
+                         timeout_s=settings.llm_timeout_s, cache_dir=settings.model_cache_dir,
+                         parallel=settings.llm_parallel)
+    llm = llm or build_llm(settings.llm, options)
+    if condense_llm is None:
+        if settings.condense_llm and (settings.condense_llm != settings.llm or settings.condense_llm_model):
+            condense_llm = build_llm(settings.condense_llm, replace(options, model=settings.condense_llm_model,
+                                                                    setting="condense_llm"))
+        else:
+            condense_llm = llm
+    models = Models(embed_model=embed_model, llm=llm, condense_llm=condense_llm)
+    if settings.llamaindex_globals:
+        install_llamaindex_settings(models)
+    return models
+
+
+def install_llamaindex_settings(models: Models) -> None:
+    """For LlamaIndex components a user adds by hand; ours always receive their models explicitly."""
+    from llama_index.core import Settings as LlamaSettings
+
+    LlamaSettings.llm = models.llm
+    LlamaSettings.embed_model = models.embed_model
+
+
+# ---------------------------------------------------------------------------------- index
+
+
+def open_index(settings: Settings) -> Index:
+    """Open an existing index; refuse if it is missing or built with another embedding model."""
+    index_dir = Path(settings.index_dir)
+    manifest = Manifest.load(index_dir)
+    if manifest is None:
+        raise IndexUnavailable(
+            f"No index in {index_dir} (no manifest.json). Build one with `python -m app.ingest PATH --index {index_dir}`.")
+    manifest.check_embedding(embedding_model_id(settings.embedding), index_dir)
+    client = open_chroma(index_dir, settings.chroma_host, settings.chroma_port)
+    collection = get_collection(client, settings.collection, create=False)
+    return Index(index_dir, collection, load_bm25(index_dir, settings.candidate_k), manifest)
+
+
+def chunking(settings: Settings) -> ChunkingConfig:
+    return ChunkingConfig(settings.chunk_size, settings.chunk_overlap)
+
+
+def ingest_path(settings: Settings, path: Path | str, *, prune: bool = False, embed_model: Any = None,
+                on_progress: ProgressFn | None = None) -> IngestReport:
+    """Validate the whole corpus, then bring the index in line with it (one writer at a time)."""
+    docs = load_corpus(path)
+    index_dir = Path(settings.index_dir)
+    manifest = Manifest.load(index_dir)
+    if manifest is not None:
+        manifest.check_embedding(embedding_model_id(settings.embedding), index_dir)
+    embed_model = embed_model or build_embedding(settings.embedding)
+    with writer_lock(index_dir):
+        client = open_chroma(index_dir, settings.chroma_host, settings.chroma_port)
+        collection = get_collection(client, settings.collection, create=True)
+        return ingest_documents(docs, collection=collection, index_dir=index_dir, embed_model=embed_model,
+                                embedding_model_id=embedding_model_id(settings.embedding),
+                                chunking=chunking(settings), prune=prune, on_progress=on_progress)
+
+
+# ---------------------------------------------------------------------------------- steps
+
+
+@dataclass(frozen=True)
+class Parts:
+    """What step builders draw on."""
+
+    settings: Settings
+    models: Models
+    index: Index
+    retrieval: Retrieval
+
+
+def _conflicts(parts: Parts) -> list[Any]:
+    s = parts.settings
+    if not s.conflicts:
+        return []
+    return [ConflictPostprocessor(
+        embed_model=parts.models.embed_model,
+        vector_lookup=partial(fetch_embeddings, parts.index.collection),
+        similarity_threshold=s.calibrated("conflict_similarity"),
+        resolve_conflicts=s.resolve_conflicts,
+        llm=parts.models.llm if s.conflict_llm_check else None,
+    )]
+
+
+def _answer(parts: Parts) -> Step:
+    if parts.settings.effective_answer_mode == "extract":
+        return QuoteAnswer(parts.models.embed_model, clause_vectors=ClauseVectorCache())
+    return GenerateAnswer(max_context_chars=parts.settings.max_context_chars)
+
+
+def _check(parts: Parts) -> Step | None:
+    s = parts.settings
+    return YesNoCheck(parts.models.llm) if s.effective_answer_mode == "extract" and s.answer_check else None
+
+
+StepBuilder = Callable[[Parts], "Step | None"]
+#: name -> builder (None: the step is off under these settings). The ``steps`` setting orders them.
+STEP_BUILDERS: dict[str, StepBuilder] = {
+    "route": lambda p: RouteStep(),
+    "condense": lambda p: CondenseStep(p.models.condense_llm, window=p.settings.condense_window,
+                                       swap_followups=p.settings.swap_followups, embed_model=p.models.embed_model,
+                                       retrieval=p.retrieval),
+    "retrieve": lambda p: RetrieveStep(p.retrieval, embed_model=p.models.embed_model),
+    "gate": lambda p: GateStep(RelevanceGate(p.settings.calibrated("refusal_min_vector"), p.settings.refusal_min_bm25)),
+    "assemble": lambda p: AssembleStep(_conflicts(p)),
+    "answer": _answer,
+    "check": _check,
+}
+
+
+def build_steps(parts: Parts) -> list[Step]:
+    unknown = [n for n in parts.settings.steps if n not in STEP_BUILDERS]
+    if unknown:
+        raise ConfigError(f"setting 'steps' / TURNRAG_STEPS: unknown step(s) {unknown}; "
+                          f"registered: {', '.join(STEP_BUILDERS)}")
+    built = (STEP_BUILDERS[name](parts) for name in parts.settings.steps)
+    return [step for step in built if step is not None]
+
+
+def build_choices(settings: Settings, models: Models) -> Choices:
+    """Filters, routers and transforms sessions may choose, with the configured defaults."""
+    base = MetadataFilter.parse(settings.filters, where="setting 'filters' / TURNRAG_FILTERS")
+    base = base.with_inactive(settings.include_inactive or base.include_inactive)
+    semantic = SemanticRouter(
+        models.embed_model, load_examples(settings.router_examples),
+        min_confidence=settings.calibrated("router_min_confidence"), margin=settings.router_margin,
+        followup_min_confidence=settings.calibrated("router_followup_min_confidence"))
+    expansion = ExpansionConfig(models.condense_llm, tuple(settings.transforms), settings.transform_activation,
+                                settings.transform_short_words, settings.transform_low_score,
+                                settings.multiquery_variants)
+    return Choices(base_filter=base, routers={"semantic": semantic, "llm": LLMRouter(models.condense_llm)},
+                   default_router=settings.router, expansion=expansion)
+
+
+def build_pipeline(settings: Settings, models: Models, index: Index) -> Pipeline:
+    """The shared pipeline over an opened index."""
+    s = settings
+    retrieval = Retrieval(index.collection, index.bm25, models.embed_model, models.condense_llm,
+                          RetrievalConfig(s.top_k, s.candidate_k, s.vector_weight, s.bm25_weight, s.rrf_k,
+                                          s.num_queries))
+    steps = build_steps(Parts(settings, models, index, retrieval))
+    return Pipeline(steps, models=models, choices=build_choices(settings, models), retrieval=retrieval,
+                    index=index, log=TurnLog(s.record_log),
+                    config=settings.model_dump(mode="json", exclude={"llm_api_key"}))
+
+
+def open_pipeline(settings: Settings, models: Models | None = None, **model_overrides: Any) -> Pipeline:
+    """Models from settings (or as given), the index in ``settings.index_dir``, the pipeline over both."""
+    return build_pipeline(settings, models or build_models(settings, **model_overrides), open_index(settings))
+
+
+def new_engine(pipeline: Pipeline, **session_options: Any) -> ConversationalRAGEngine:
+    """A chat engine over a new session (one per conversation)."""
+    return ConversationalRAGEngine(Session(pipeline, **session_options))

@@ -1,0 +1,85 @@
+"""Hybrid retrieval over one index: Chroma vectors + BM25, fused by weighted reciprocal rank.
+
+:class:`Retrieval` is shared by every session of a pipeline. It hands out the fused retriever
+for a metadata filter (built once per filter and kept, under a lock: sessions with the same
+filter share one), and answers "how well does the corpus support this query?" for the swap rule.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cachetools import LRUCache
+from llama_index.core.llms import LLM
+
+from engines.bm25 import VietEnBM25Retriever
+from engines.errors import IndexUnavailable
+from engines.filters import NO_FILTER, MetadataFilter
+from engines.fusion import RRF_K, HybridFusionRetriever
+from engines.store import ChromaVectorRetriever
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    """Chunks kept after fusion (``top_k``), returned by each retriever (``candidate_k``), and the
+    weighted-RRF parameters."""
+
+    top_k: int = 5
+    candidate_k: int = 20
+    vector_weight: float = 1.0
+    bm25_weight: float = 1.0
+    rrf_k: int = RRF_K
+    num_queries: int = 1
+
+    def __post_init__(self) -> None:
+        if self.top_k < 1 or self.candidate_k < self.top_k:
+            raise ValueError(f"need 1 <= top_k <= candidate_k, got top_k={self.top_k}, candidate_k={self.candidate_k}")
+        if self.vector_weight < 0 or self.bm25_weight < 0 or self.vector_weight + self.bm25_weight <= 0:
+            raise ValueError("vector_weight and bm25_weight must be >= 0 and not both 0")
+
+
+class Retrieval:
+    """The fused retriever of one index, per filter."""
+
+    def __init__(self, collection: Any, bm25: VietEnBM25Retriever | None, embed_model: Any, llm: LLM,
+                 config: RetrievalConfig = RetrievalConfig(), cache_size: int = 64) -> None:
+        self.collection = collection
+        self.bm25 = bm25
+        self.embed_model = embed_model
+        self.config = config
+        self._llm = llm  # only used by LlamaIndex's query generation when num_queries > 1
+        self._cache: LRUCache = LRUCache(maxsize=cache_size)
+        self._lock = threading.Lock()
+
+    def retriever(self, metadata_filter: MetadataFilter = NO_FILTER, *, top_k: int | None = None,
+                  use_vector: bool = True, use_bm25: bool = True) -> HybridFusionRetriever:
+        key = (metadata_filter, top_k, use_vector, use_bm25)
+        with self._lock:
+            cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        built = self._build(metadata_filter, top_k or self.config.top_k, use_vector, use_bm25)
+        with self._lock:
+            return self._cache.setdefault(key, built)
+
+    def _build(self, flt: MetadataFilter, top_k: int, use_vector: bool, use_bm25: bool) -> HybridFusionRetriever:
+        c = self.config
+        retrievers: dict[str, Any] = {}
+        if use_vector:
+            retrievers["vector"] = ChromaVectorRetriever(self.collection, self.embed_model, c.candidate_k, flt)
+        if use_bm25 and self.bm25 is not None:
+            retrievers["bm25"] = self.bm25.with_top_k(c.candidate_k).with_filter(flt)
+        if not retrievers:
+            raise IndexUnavailable("no retriever available: the index holds no chunks. Ingest documents first.")
+        weights: Mapping[str, float] = {"vector": c.vector_weight, "bm25": c.bm25_weight}
+        return HybridFusionRetriever(retrievers, llm=self._llm,
+                                     weights={k: v for k, v in weights.items() if k in retrievers},
+                                     similarity_top_k=top_k, rrf_k=c.rrf_k, num_queries=c.num_queries)
+
+    def corpus_support(self, embeddings: list[list[float]],
+                       metadata_filter: MetadataFilter | None = None) -> list[float] | None:
+        """Best chunk cosine per query vector among the chunks the filter allows (None: no vector side)."""
+        return self.retriever(metadata_filter or NO_FILTER).corpus_support(embeddings)

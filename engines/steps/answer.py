@@ -1,0 +1,101 @@
+"""Step 6, answer: quote the clauses that answer (``extract``), or prepare the grounded prompt the
+answer LLM will write from (``generate``; the writing itself is streamed by the pipeline).
+
+Quoting is the default with the packaged 1.5B model, which reads the right passages and still
+paraphrases them wrongly; generating is the default with OpenAI-compatible servers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+from llama_index.core.schema import MetadataMode, NodeWithScore
+
+from engines.extractive import Clause, ClauseVectorCache, ExtractConfig, extract_answer
+from engines.generation import build_messages
+from engines.refusal import refusal_message
+from engines.steps.base import BaseStep, Draft, StepOutput, TurnState
+from engines.text import dot
+
+NO_QUOTABLE_CLAUSE = "no_quotable_clause"
+
+
+def title_of(node: NodeWithScore) -> str:
+    meta = node.node.metadata
+    return str(meta.get("title") or meta.get("doc_id") or "")
+
+
+@dataclass(frozen=True)
+class Quoted(StepOutput):
+    """The quoted answer: the chosen clauses with their scores, and the titles they are cited with."""
+
+    text: str = ""
+    chosen: tuple[tuple[Clause, float], ...] = ()
+    titles: tuple[str, ...] = ()
+    quoted: tuple[dict[str, Any], ...] = ()  # what the record shows: clause, doc_id, score
+
+    def apply(self, state: TurnState) -> TurnState:
+        if not self.text:
+            return replace(state, draft=Draft(text=refusal_message(state.language), refusal_reason=NO_QUOTABLE_CLAUSE))
+        return replace(state, draft=Draft(text=self.text, suffix=state.suffix))
+
+    def record_fields(self) -> dict[str, Any]:
+        return {"answer_mode": "extract", "quoted": [dict(q) for q in self.quoted]}
+
+
+class QuoteAnswer(BaseStep):
+    """Quote the clauses closest to the standalone query: one batched embedding call for the
+    clauses not seen before (``clause_vectors`` is shared by the pipeline's sessions)."""
+
+    name: ClassVar[str] = "answer"
+    mode: ClassVar[str] = "extract"
+
+    def __init__(self, embed_model: Any, *, config: ExtractConfig = ExtractConfig(),
+                 clause_vectors: ClauseVectorCache | None = None) -> None:
+        if embed_model is None:
+            raise ValueError("answer_mode 'extract' needs the embedding model to score clauses")
+        self._embed_model = embed_model
+        self.config = config
+        self.clause_vectors = clause_vectors or ClauseVectorCache()
+
+    def _similarity(self, query: str, texts: list[str]) -> list[float]:
+        embed = self._embed_model
+        query_vector = embed.get_query_embedding(query)
+        return [dot(query_vector, v) for v in self.clause_vectors.vectors(texts, embed.get_text_embedding_batch)]
+
+    def run(self, state: TurnState) -> Quoted:
+        nodes = state.nodes
+        passages = [n.node.get_content(metadata_mode=MetadataMode.NONE) for n in nodes]
+        titles = tuple(title_of(n) for n in nodes)
+        text, chosen = extract_answer(state.query or state.question, passages, titles, state.language,
+                                      self._similarity, self.config)
+        quoted = tuple({"text": c.text, "doc_id": str(nodes[c.passage].node.metadata.get("doc_id", "")),
+                        "score": round(score, 4)} for c, score in chosen)
+        return Quoted(text=text, chosen=tuple(chosen), titles=titles, quoted=quoted)
+
+
+@dataclass(frozen=True)
+class Prompted(StepOutput):
+    """The grounded prompt for the answer LLM."""
+
+    messages: tuple[Any, ...] = ()
+
+    def apply(self, state: TurnState) -> TurnState:
+        return replace(state, draft=Draft(messages=self.messages, suffix=state.suffix))
+
+    def record_fields(self) -> dict[str, Any]:
+        return {"answer_mode": "generate", "prompt_chars": sum(len(m.content or "") for m in self.messages)}
+
+
+class GenerateAnswer(BaseStep):
+    name: ClassVar[str] = "answer"
+    mode: ClassVar[str] = "generate"
+
+    def __init__(self, *, max_context_chars: int = 3500) -> None:
+        self.max_context_chars = max_context_chars
+
+    def run(self, state: TurnState) -> Prompted:
+        messages = build_messages(state.question, state.query or state.question, list(state.nodes), state.language,
+                                  list(state.notes), self.max_context_chars)
+        return Prompted(messages=tuple(messages))

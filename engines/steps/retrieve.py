@@ -1,0 +1,66 @@
+"""Step 3, retrieve: the standalone query through hybrid retrieval, plus the session's transforms.
+
+The condensed query is retrieved first (the *first pass*, which the gate judges: never an
+LLM-invented query or passage). Each extra query of the enabled transforms (the user's own words,
+multi-query, HyDE, ...) is retrieved separately and everything is fused by reciprocal rank, so
+the condensed query always keeps its say.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+from llama_index.core.schema import NodeWithScore, QueryBundle
+
+from engines.record import Candidate, candidate_of
+from engines.retrieval import Retrieval
+from engines.steps.base import BaseStep, StepOutput, TurnState
+
+
+@dataclass(frozen=True)
+class Retrieved(StepOutput):
+    nodes: tuple[NodeWithScore, ...] = ()
+    first_pass: tuple[NodeWithScore, ...] = ()
+    transforms: tuple[str, ...] = ()  # which transforms ran and why
+
+    def apply(self, state: TurnState) -> TurnState:
+        return replace(state, nodes=self.nodes, first_pass=self.first_pass)
+
+    def record_fields(self) -> dict[str, Any]:
+        candidates: list[Candidate] = [candidate_of(n) for n in self.nodes]
+        return {"candidates": candidates, "transforms": list(self.transforms)}
+
+
+class RetrieveStep(BaseStep):
+    name: ClassVar[str] = "retrieve"
+
+    def __init__(self, retrieval: Retrieval, *, embed_model: Any = None) -> None:
+        self.retrieval = retrieval
+        self._embed_model = embed_model  # HyDE passages are embedded as passages
+
+    def run(self, state: TurnState) -> Retrieved:
+        retriever = self.retrieval.retriever(state.options.filter)
+        query = state.query or state.question
+        runs = retriever.run(QueryBundle(query))
+        first_pass = tuple(retriever.fuse(runs))
+        expander = state.options.expander
+        if expander is None:
+            return Retrieved(nodes=first_pass, first_pass=first_pass)
+        best = max((float(n.raw_scores.get("vector", float("-inf"))) for n in first_pass
+                    if getattr(n, "raw_scores", None)), default=None)
+        t0 = time.perf_counter()
+        expansion = expander.expand(query, state.question, best)
+        timings = {"transform": round((time.perf_counter() - t0) * 1000, 2)}
+        for extra in expansion.queries:
+            if extra.vector_only:
+                if "vector" not in retriever.retriever_names or self._embed_model is None:
+                    continue
+                bundle = QueryBundle(extra.text, embedding=self._embed_model.get_text_embedding(extra.text))
+                runs += retriever.run(bundle, only=["vector"])
+            else:
+                runs += retriever.run(QueryBundle(extra.text))
+        nodes = tuple(retriever.fuse(runs)) if expansion.queries else first_pass
+        return Retrieved(llm_calls=expansion.llm_calls, timings_ms=timings, nodes=nodes, first_pass=first_pass,
+                         transforms=tuple(expansion.trace))

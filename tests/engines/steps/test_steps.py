@@ -1,0 +1,84 @@
+"""Each step alone: a hand-made TurnState in, a frozen output out, the state replaced, never edited."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from llama_index.core.schema import NodeWithScore, TextNode
+
+from engines.fusion import FusedNode
+from engines.models.fakes import ScriptedLLM
+from engines.refusal import REFUSALS, RelevanceGate
+from engines.router import DIRECT, OUT_OF_SCOPE, RouteDecision
+from engines.steps.answer import GenerateAnswer, Quoted
+from engines.steps.base import Draft, TurnOptions, TurnState
+from engines.steps.check import YesNoCheck
+from engines.steps.gate import GateStep
+from engines.steps.route import RouteStep
+
+
+def _node(node_id: str, text: str, vector: float) -> FusedNode:
+    return FusedNode(node=TextNode(id_=node_id, text=text, metadata={"doc_id": node_id, "title": node_id}),
+                     score=0.03, raw_scores={"vector": vector})
+
+
+def test_gate_refuses_on_the_first_pass_raw_scores_and_keeps_the_input_state() -> None:
+    weak, strong = _node("a", "x", 0.2), _node("b", "y", 0.9)
+    state = TurnState(question="Giá vàng hôm nay?", language="vi", nodes=(weak, strong), first_pass=(weak,))
+    out = GateStep(RelevanceGate(0.5)).run(state)
+    assert dataclasses.is_dataclass(out) and out.__dataclass_params__.frozen
+    assert not out.relevant and out.max_raw_scores == {"vector": 0.2} and out.relevant_ids == {"b"}
+    after = state.with_output("gate", out)
+    assert after.draft == Draft(text=REFUSALS["vi"], refusal_reason="no_relevant_documents")
+    assert state.draft is None and state.outputs == ()  # the input state is untouched
+    assert after.output("gate") is out
+
+
+class FixedRouter:
+    def __init__(self, route: str) -> None:
+        self._route = route
+
+    def route(self, question: str, history: str = "") -> RouteDecision:
+        return RouteDecision(self._route, 0.99, {self._route: 0.99})
+
+
+def test_route_step_applies_only_with_a_router_and_decides_the_answer_early() -> None:
+    step = RouteStep()
+    assert not step.applies(TurnState(question="Xin chào", language="vi"))
+    state = TurnState(question="Xin chào", language="vi", options=TurnOptions(router=FixedRouter(DIRECT)))
+    direct = state.with_output("route", step.run(state))
+    assert direct.draft.needs_llm and direct.draft.messages[-1].content == "Xin chào"
+    declined = state.with_output("route", RouteStep().run(
+        dataclasses.replace(state, options=TurnOptions(router=FixedRouter(OUT_OF_SCOPE)))))
+    assert declined.draft.refused and declined.draft.refusal_reason == "out_of_scope"
+
+
+def test_check_runs_only_after_a_quote_and_refuses_on_an_explicit_no() -> None:
+    llm = ScriptedLLM(["NO"])
+    check = YesNoCheck(llm)
+    prompted = TurnState(question="q", language="vi", draft=Draft(messages=()))
+    assert not check.applies(prompted)  # generate mode: nothing quoted to judge
+    quoted = TurnState(question="Thời vụ nghỉ mấy ngày?", language="vi").with_output("answer", Quoted(text="Theo tài liệu: ..."))
+    assert check.applies(quoted)
+    out = check.run(quoted)
+    assert out.llm_calls == 1 and not out.answered and llm.calls == 1
+    assert quoted.with_output("check", out).draft.refusal_reason == "check_not_answered"
+
+
+def test_generate_answer_builds_the_grounded_prompt_with_the_conflict_notes() -> None:
+    state = TurnState(question="Hạn mức?", language="vi", query="Hạn mức chuyển tiền?",
+                      nodes=(_node("limits", "Hạn mức 500 triệu đồng/ngày.", 0.9),), notes=("The sources disagree.",),
+                      suffix="\n⚠ note")
+    out = GenerateAnswer(max_context_chars=1000).run(state)
+    after = state.with_output("answer", out)
+    user = after.draft.messages[-1].content
+    assert "Hạn mức 500 triệu" in user and "The sources disagree." in user and "Hạn mức chuyển tiền?" in user
+    assert after.draft.suffix == "\n⚠ note" and out.record_fields()["answer_mode"] == "generate"
+
+
+def test_outputs_are_frozen() -> None:
+    out = Quoted(text="t")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        out.text = "changed"  # type: ignore[misc]
+    assert isinstance(_node("a", "x", 0.1), NodeWithScore)
