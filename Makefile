@@ -1,12 +1,15 @@
 # Two commands do all set-up on a fresh machine:
 #   make chat   — create .venv, install, build the sample index, start the REPL
-#   make test   — create .venv, install, run the whole test suite (unit, REPL, Chroma server, end-to-end)
+#   make test   — create .venv, install, run the whole test suite (unit, REPL, service, browser,
+#                 Chroma and Redis servers, end-to-end with the local model)
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+# Programs the tests start for real (Debian packages); installed when missing and we may.
+SYSTEM_PROGRAMS := redis-server chromium
 
-.PHONY: chat test setup clean-index
+.PHONY: chat test serve setup system-deps clean-index
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -16,12 +19,23 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[local-llm,dev]'
 	touch $(STAMP)
 
+system-deps:
+	@missing=""; for p in $(SYSTEM_PROGRAMS); do command -v $$p >/dev/null || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	    echo "installing$$missing (apt-get)"; apt-get update -qq && apt-get install -y -qq redis-server chromium >/dev/null; \
+	  else echo "warning:$$missing missing (install redis-server and chromium); their tests will be skipped"; fi; \
+	fi
+
 setup: $(STAMP)
 
 chat: $(STAMP)
 	$(BIN)/python -m app.chat $(ARGS)
 
-test: $(STAMP)
+serve: $(STAMP)
+	$(BIN)/python -m app.serve $(ARGS)
+
+test: $(STAMP) system-deps
 	$(BIN)/python -m pytest $(ARGS)
 
 clean-index:

@@ -20,7 +20,7 @@ from app.cli import add_common_flags, run_cli, settings_from
 from app.compose import build_models, new_engine, open_pipeline
 from app.config import SAMPLE_CORPUS, Settings
 from app.console import print_error
-from app.ingest import run_ingest, summary
+from app.ingest import ensure_index
 from app.logging_setup import configure_logging
 from engines.chat import ConversationalRAGEngine
 from engines.errors import ConfigError, TurnragError
@@ -28,7 +28,6 @@ from engines.filters import MetadataFilter
 from engines.models import Models
 from engines.pipeline import Pipeline
 from engines.record import TurnRecord
-from engines.store import Manifest
 
 HELP = """Commands:
   /sources  show the sources of the last answer
@@ -212,16 +211,6 @@ def _explain_llm_failure(exc: Exception) -> str:
     if "Authentication" in name or "PermissionDenied" in name:
         return f"the LLM API rejected the key ({name}). Check OPENAI_API_KEY / TURNRAG_LLM_API_KEY."
     return f"the turn failed: {name}: {exc}"
-
-
-def ensure_index(settings: Settings, corpus: Path, console: Console) -> None:
-    """Ingest the bundled (or given) corpus when the index folder has no manifest yet."""
-    manifest = Manifest.load(Path(settings.index_dir))
-    if manifest is not None and manifest.corpus_hash:
-        return  # a finished index (an interrupted first ingest has no corpus hash yet)
-    console.print(f"No index in {settings.index_dir}: ingesting {corpus} (first run only)…", markup=False)
-    report = run_ingest(settings, corpus, prune=False, console=console)
-    console.print(summary(report), markup=False)
 
 
 def run(argv: list[str] | None = None, stdin: IO[str] | None = None, stdout: IO[str] | None = None,

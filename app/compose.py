@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -21,7 +22,7 @@ from engines.chat import ConversationalRAGEngine
 from engines.conflicts.postprocessor import ConflictPostprocessor
 from engines.documents import load_corpus
 from engines.errors import ConfigError, IndexUnavailable
-from engines.extractive import ClauseVectorCache
+from engines.extractive import ClauseVectorCache, ExtractConfig
 from engines.filters import MetadataFilter
 from engines.ingestion import (
     ChunkingConfig,
@@ -30,6 +31,7 @@ from engines.ingestion import (
     ingest_documents,
     writer_lock,
 )
+from engines.io import redis_lock
 from engines.models import Models
 from engines.models.registry import (
     LLMOptions,
@@ -46,7 +48,7 @@ from engines.session import Choices, Session
 from engines.steps.answer import GenerateAnswer, QuoteAnswer
 from engines.steps.assemble import AssembleStep
 from engines.steps.base import Step
-from engines.steps.check import YesNoCheck
+from engines.steps.check import SelectCheck, YesNoCheck
 from engines.steps.condense import CondenseStep
 from engines.steps.gate import GateStep
 from engines.steps.retrieve import RetrieveStep
@@ -54,10 +56,12 @@ from engines.steps.route import RouteStep
 from engines.store import (
     Index,
     Manifest,
+    bm25_from_store,
     fetch_embeddings,
     get_collection,
     load_bm25,
     open_chroma,
+    published,
 )
 from engines.transforms import ExpansionConfig
 
@@ -100,16 +104,26 @@ def install_llamaindex_settings(models: Models) -> None:
 
 
 def open_index(settings: Settings) -> Index:
-    """Open an existing index; refuse if it is missing or built with another embedding model."""
+    """Open an existing index; refuse if it is missing or built with another embedding model.
+
+    With a Chroma server shared by replicas the manifest may come from the store itself, and BM25
+    is rebuilt from the store's chunks when this folder's copy is older than the store."""
     index_dir = Path(settings.index_dir)
-    manifest = Manifest.load(index_dir)
-    if manifest is None:
+    local = Manifest.load(index_dir)
+    if local is None and not settings.chroma_host:
         raise IndexUnavailable(
             f"No index in {index_dir} (no manifest.json). Build one with `python -m app.ingest PATH --index {index_dir}`.")
-    manifest.check_embedding(embedding_model_id(settings.embedding), index_dir)
     client = open_chroma(index_dir, settings.chroma_host, settings.chroma_port)
     collection = get_collection(client, settings.collection, create=False)
-    return Index(index_dir, collection, load_bm25(index_dir, settings.candidate_k), manifest)
+    version, shared = published(client, settings.collection)
+    manifest = shared if shared is not None and (local is None or local.corpus_hash != version) else local
+    if manifest is None:
+        raise IndexUnavailable(f"The Chroma collection '{settings.collection}' holds no turnrag manifest. "
+                               f"Ingest into it first: `python -m app.ingest PATH --index {index_dir}`.")
+    manifest.check_embedding(embedding_model_id(settings.embedding), index_dir)
+    current = local is not None and (not version or local.corpus_hash == version)
+    bm25 = load_bm25(index_dir, settings.candidate_k) if current else bm25_from_store(collection)
+    return Index(index_dir, collection, bm25, manifest, client)
 
 
 def chunking(settings: Settings) -> ChunkingConfig:
@@ -125,12 +139,29 @@ def ingest_path(settings: Settings, path: Path | str, *, prune: bool = False, em
     if manifest is not None:
         manifest.check_embedding(embedding_model_id(settings.embedding), index_dir)
     embed_model = embed_model or build_embedding(settings.embedding)
-    with writer_lock(index_dir):
+    with writer_lock(index_dir), shared_writer_lock(settings):
         client = open_chroma(index_dir, settings.chroma_host, settings.chroma_port)
         collection = get_collection(client, settings.collection, create=True)
+        if manifest is None and settings.chroma_host:  # another machine built this collection: adopt its manifest
+            shared = published(client, settings.collection)[1]
+            if shared is not None:
+                shared.check_embedding(embedding_model_id(settings.embedding), index_dir)
+                shared.save(index_dir)
         return ingest_documents(docs, collection=collection, index_dir=index_dir, embed_model=embed_model,
                                 embedding_model_id=embedding_model_id(settings.embedding),
                                 chunking=chunking(settings), prune=prune, on_progress=on_progress)
+
+
+def shared_writer_lock(settings: Settings) -> Any:
+    """Writers on several machines share a Chroma server: with a Redis store configured, one ingest
+    at a time across all of them (the lock lives in Redis); otherwise the index folder's lock alone."""
+    store = settings.session_store or ""
+    if not (settings.chroma_host and store.startswith(("redis://", "rediss://"))):
+        return nullcontext()
+    where = f"{settings.chroma_host}:{settings.chroma_port}/{settings.collection}"
+    return redis_lock(store, f"turnrag:ingest-lock:{where}", error=IndexUnavailable, busy_message=(
+        f"the collection {where} is being written by another ingest ({{pid}}, lock {{path}}). "
+        "Wait for it to finish, then run this again."))
 
 
 # ---------------------------------------------------------------------------------- steps
@@ -160,14 +191,19 @@ def _conflicts(parts: Parts) -> list[Any]:
 
 
 def _answer(parts: Parts) -> Step:
-    if parts.settings.effective_answer_mode == "extract":
-        return QuoteAnswer(parts.models.embed_model, clause_vectors=ClauseVectorCache())
-    return GenerateAnswer(max_context_chars=parts.settings.max_context_chars)
+    s = parts.settings
+    if s.effective_answer_mode == "extract":
+        config = ExtractConfig(max_clauses=s.max_quoted_clauses, lexical_weight=s.clause_lexical_weight,
+                               slot_weight=s.clause_slot_weight)
+        return QuoteAnswer(parts.models.embed_model, config=config, clause_vectors=ClauseVectorCache())
+    return GenerateAnswer(max_context_chars=s.max_context_chars)
 
 
 def _check(parts: Parts) -> Step | None:
     s = parts.settings
-    return YesNoCheck(parts.models.llm) if s.effective_answer_mode == "extract" and s.answer_check else None
+    if s.effective_answer_mode != "extract" or s.answer_check == "off":
+        return None
+    return SelectCheck(parts.models.llm) if s.answer_check == "select" else YesNoCheck(parts.models.llm)
 
 
 StepBuilder = Callable[[Parts], "Step | None"]

@@ -28,7 +28,23 @@ SAMPLE_CORPUS = PROJECT_ROOT / "data" / "sample"
 LLMKind = Literal["local", "openai", "openai-like", "fake"]
 
 
-class Settings(BaseSettings):
+class _Sources(BaseSettings):
+    """Where values come from, strongest first: explicit arguments (CLI flags), TURNRAG_* variables,
+    then the TOML file a subclass names in ``model_config["toml_file"]`` (see :func:`load_settings`)."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if settings_cls.model_config.get("toml_file"):
+            sources.append(TomlConfigSettingsSource(settings_cls))
+        return tuple(sources)
+
+
+class Settings(_Sources):
     """Everything the factory needs to build the pipeline."""
 
     model_config = SettingsConfigDict(env_prefix="TURNRAG_", extra="forbid", validate_assignment=True)
@@ -86,8 +102,15 @@ class Settings(BaseSettings):
         None, description="generate: the LLM writes the answer; extract: quote the best-matching clauses (no answer "
         "LLM call). Unset = extract with the packaged local model (measured: it paraphrases wrongly, see README), "
         "generate with openai/openai-like.")
-    answer_check: bool = Field(True, description="extract mode: ask the LLM whether the quoted clauses answer the "
-                               "question (one short call) and refuse if it says no.")
+    answer_check: Literal["yesno", "select", "off"] = Field(
+        "yesno", description="extract mode: after quoting, the LLM judges. yesno: do the quoted clauses answer? "
+        "(refuse on NO); select: which of the numbered best clauses answers? (quote that one; refuse on 0); off. "
+        "true/false mean yesno/off.")
+    clause_lexical_weight: float = Field(0.03, ge=0, description="extract mode: weight of a clause's BM25 score "
+                                         "beside its cosine when choosing what to quote.")
+    clause_slot_weight: float = Field(0.0, ge=0, description="extract mode: bonus for a clause that carries the kind "
+                                      "of fact the question asks for (days, amount, date, code, who, where, yes/no).")
+    max_quoted_clauses: int = Field(3, ge=1, le=10, description="extract mode: clauses quoted at most.")
     max_context_chars: int = Field(3500, ge=500, description="Context budget for the answer prompt; "
                                    "a 1.5B local model reads ~60 tokens/s on 2 cores, so context is latency.")
 
@@ -126,6 +149,18 @@ class Settings(BaseSettings):
     resolve_conflicts: bool = True
     conflict_llm_check: bool = False
 
+    # the HTTP service (python -m app.serve)
+    session_store: str | None = Field(None, description="Where conversations are kept: a SQLite file path or "
+                                      "redis://host:port/db; unset = sessions.sqlite3 beside the index.")
+    api_keys: Path | None = Field(None, description="TOML file of API keys ([keys.\"KEY\"] user, filters); unset = "
+                                  "no keys, loopback only.")
+    max_message_chars: int = Field(4000, ge=1, description="Longest user message the service accepts.")
+    max_history_messages: int = Field(50, ge=0, description="Most earlier messages a stateless request may send.")
+    store_follow_s: float = Field(5.0, gt=0, description="With a Chroma server: how often the service checks "
+                                  "whether another process ingested (BM25 is then rebuilt from the store).")
+    max_queued_turns: int = Field(8, ge=0, description="Turns that may wait for an LLM slot before the service "
+                                  "answers 503 with Retry-After.")
+
     # logging
     log_dir: Path | None = Field(Path(".turnrag/logs"), description="Where turns.jsonl is written; unset to disable.")
 
@@ -137,6 +172,18 @@ class Settings(BaseSettings):
         except ConfigError:
             raise ValueError(f"use one of {', '.join(embedder_names())}") from None
         return value
+
+    @field_validator("log_dir", "session_store", "api_keys", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: Any) -> Any:
+        """TURNRAG_LOG_DIR= (empty) disables the log; it must not mean the current folder."""
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("answer_check", mode="before")
+    @classmethod
+    def _check_from_bool(cls, value: Any) -> Any:
+        text = str(value).strip().lower()
+        return {"true": "yesno", "1": "yesno", "yes": "yesno", "false": "off", "0": "off", "no": "off"}.get(text, value)
 
     @field_validator("transforms", "steps", mode="before")
     @classmethod
@@ -173,17 +220,6 @@ class Settings(BaseSettings):
                 raise ValueError(f"{field}=openai-like needs llm_api_base (TURNRAG_LLM_API_BASE), e.g. http://127.0.0.1:8080/v1")
         return self
 
-    @classmethod
-    def settings_customise_sources(
-        cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
-        if settings_cls.model_config.get("toml_file"):
-            sources.append(TomlConfigSettingsSource(settings_cls))
-        return tuple(sources)
-
     @property
     def effective_answer_mode(self) -> str:
         """The answer mode in force: as set, else quoting for the packaged local model."""
@@ -195,6 +231,11 @@ class Settings(BaseSettings):
         """The explicit setting, else the value measured for this embedding model (its registry entry)."""
         value = getattr(self, name)
         return float(value) if value is not None else calibration_for(self.embedding).get(name)
+
+    @property
+    def conversations(self) -> str:
+        """The conversation store spec: the setting, else a SQLite file beside the index."""
+        return self.session_store or str(Path(self.index_dir) / "sessions.sqlite3")
 
     @property
     def record_log(self) -> Path | None:

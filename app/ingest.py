@@ -18,6 +18,7 @@ from app.config import Settings
 from app.console import ProgressBars
 from app.logging_setup import configure_logging
 from engines.ingestion import IngestReport
+from engines.store import Manifest
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,6 +40,16 @@ def run_ingest(settings: Settings, path: Path, prune: bool, console: Console, qu
     """Ingest with a progress bar on the console (a line every 30 s when it is not a terminal)."""
     with ProgressBars(console.file, disable=quiet) as bars:
         return ingest_path(settings, path, prune=prune, on_progress=lambda done, total: bars("embedding chunks", done, total))
+
+
+def ensure_index(settings: Settings, corpus: Path, console: Console) -> None:
+    """Ingest the bundled (or given) corpus when the index folder has no manifest yet."""
+    manifest = Manifest.load(Path(settings.index_dir))
+    if manifest is not None and manifest.corpus_hash:
+        return  # a finished index (an interrupted first ingest has no corpus hash yet)
+    console.print(f"No index in {settings.index_dir}: ingesting {corpus} (first run only)…", markup=False)
+    report = run_ingest(settings, corpus, prune=False, console=console)
+    console.print(summary(report), markup=False)
 
 
 def summary(report: IngestReport) -> str:

@@ -98,7 +98,7 @@ class MetadataFilter:
         return replace(self, include_inactive=include)
 
     def to_spec(self) -> dict[str, Any]:
-        spec: dict[str, Any] = {k: list(v) if len(v) > 1 else v[0] for k, v in self.equals}
+        spec: dict[str, Any] = {k: v[0] if len(v) == 1 else list(v) for k, v in self.equals}  # []: matches nothing
         if self.date_from:
             spec["date_from"] = self.date_from
         if self.date_to:

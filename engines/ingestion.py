@@ -25,7 +25,7 @@ from llama_index.core.node_parser import SentenceSplitter
 from engines.documents import SourceDocument
 from engines.errors import IndexUnavailable
 from engines.io import exclusive_lock
-from engines.store import Manifest, iter_chunks, read_bm25_pointer, rebuild_bm25
+from engines.store import Manifest, iter_chunks, publish, read_bm25_pointer, rebuild_bm25
 from engines.text import searchable_text
 from engines.tokens import TOKENIZER_NAME, load_tokenizer
 
@@ -192,6 +192,7 @@ def ingest_documents(
         bm25_dir=bm25_dir,
     )
     new_manifest.save(index_dir)
+    publish(collection, new_manifest)  # replicas sharing a Chroma server see the new version
     report.seconds = time.perf_counter() - started
     logger.info(
         "ingest: %d added, %d updated, %d repaired, %d unchanged, %d removed, %d chunks in %.1fs",

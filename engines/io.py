@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -134,3 +135,41 @@ def exclusive_lock(path: Path | str, *, wait: bool = True, busy_message: str = "
         yield
     finally:
         lock.release()
+
+
+@contextmanager
+def redis_lock(url: str, name: str, *, busy_message: str = "", error: type[TurnragError] = LockHeld,
+               ttl_s: int = 60) -> Iterator[None]:
+    """A lock in Redis (``SET name owner NX EX ttl``) for writers on several machines sharing one
+    store; renewed while held, so a dead holder's lock lapses after ``ttl_s`` seconds."""
+    import socket
+
+    import redis
+
+    client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
+    owner = f"{os.getpid()}@{socket.gethostname()}"
+    try:
+        acquired = client.set(name, owner, nx=True, ex=ttl_s)
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+        raise error(f"the lock store (redis at {url}) is unreachable: {exc}") from exc
+    if not acquired:
+        holder = (client.get(name) or b"?").decode()
+        raise error((busy_message or "{path} is held by {pid}").format(path=f"{name} in {url}", pid=holder))
+    stop = threading.Event()
+
+    def renew() -> None:
+        while not stop.wait(ttl_s / 3):
+            try:
+                client.expire(name, ttl_s)
+            except redis.exceptions.RedisError:  # the next renewal tries again; the ttl bounds the gap
+                continue
+
+    renewer = threading.Thread(target=renew, name="turnrag-lock-renew", daemon=True)
+    renewer.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        # release only our own lock (it may have lapsed and been taken by another writer)
+        client.eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
+                    1, name, owner)

@@ -54,6 +54,12 @@ class Retrieval:
         self._cache: LRUCache = LRUCache(maxsize=cache_size)
         self._lock = threading.Lock()
 
+    def replace_bm25(self, bm25: VietEnBM25Retriever | None) -> None:
+        """Swap in a BM25 rebuilt after the store changed; turns already running keep the old one."""
+        with self._lock:
+            self.bm25 = bm25
+            self._cache.clear()
+
     def retriever(self, metadata_filter: MetadataFilter = NO_FILTER, *, top_k: int | None = None,
                   use_vector: bool = True, use_bm25: bool = True) -> HybridFusionRetriever:
         key = (metadata_filter, top_k, use_vector, use_bm25)

@@ -91,7 +91,6 @@ _QUESTION_WORDS = re.compile(
 #: Anaphora that must not survive a rewrite (a narrower list than _DEPENDENT_MARKERS).
 _STILL_VAGUE = re.compile(r"(?iu)(?<!\w)(cái đó|cái này|cái kia|điều đó|việc đó|loại đó|gói đó|khoản đó|thì sao|"
                           r"it|that one|this one|the other)(?!\w)")
-_QUESTION_END = re.compile(r"(?<=[?？])\s+")
 _LABELS = re.compile(r"(?iu)^\s*(standalone question|câu hỏi độc lập|câu hỏi|question|rewritten question|query)\s*[:：]\s*")
 
 
@@ -151,16 +150,56 @@ def looks_like_question(text: str) -> bool:
     return text.rstrip().endswith("?") or bool(_QUESTION_WORDS.search(text))
 
 
+#: The frame of a question, not its subject: a Vietnamese question ends in it ("... bao nhiêu
+#: ngày?", "... là gì?", "... không?"), an English one starts with it ("What is the ...").
+_VI_ASK_TAIL = re.compile(
+    r"(?iu)(?:\s+(?:là|được|có|thì))?\s+(?:bao nhiêu|bao lâu|bao giờ|khi nào|thế nào|như thế nào|ra sao|"
+    r"là gì|gì|nào|mấy|ở đâu|đâu|hay không|phải không|không|chưa)(?:\s+\w+)?\s*[?？.!]*\s*$")
+_VI_ASK_HEAD = re.compile(r"(?iu)^\s*(?:có phải|liệu|khi nào|bao giờ|vì sao|tại sao|ai|ở đâu|có)\s+")
+_EN_ASK_HEAD = re.compile(
+    r"(?iu)^\s*(?:(?:what|which|who|whom|when|where|why|how(?:\s+(?:much|many|long|often|soon))?)\s+)?"
+    r"(?:is|are|was|were|does|do|did|can|could|should|will|would|may|must|has|have)\s+(?:there\s+)?(?:the\s+|a\s+|an\s+)?")
+#: References to something said before, replaced by the subject they stand for.
+_ANAPHOR = re.compile(r"(?iu)(?<!\w)(cái đó|cái này|cái kia|điều đó|điều này|việc đó|việc này|loại đó|gói đó|khoản đó|"
+                      r"trường hợp đó|trường hợp này|quy định đó|quy định này|nó|it|this|that|they|them|these|those)(?!\w)")
+MAX_SUBJECT_WORDS = 16
+
+
+def subject_of(question: str) -> str:
+    """What a standalone question is about, without what it asks: "Nhân viên thử việc được nghỉ phép
+    năm bao nhiêu ngày?" -> "Nhân viên thử việc được nghỉ phép năm"; "What is the API rate limit?" ->
+    "API rate limit". At most :data:`MAX_SUBJECT_WORDS` words (a chain of follow-ups must not grow)."""
+    target = swap_target(question)  # "Còn hợp đồng thời vụ thì sao?" is about "hợp đồng thời vụ"
+    if target:
+        return target
+    text = normalize(question).strip()
+    for _ in range(2):  # "... có được cộng dồn không?" -> "... có được cộng dồn" -> "..."
+        text = _VI_ASK_TAIL.sub("", text).strip()
+    text = _EN_ASK_HEAD.sub("", _VI_ASK_HEAD.sub("", text)).strip().rstrip("?？.!:;,").strip()
+    words = text.split()
+    return " ".join(words[:MAX_SUBJECT_WORDS])
+
+
 def fallback_query(question: str, history: list[ChatMessage], previous: str | None = None) -> str:
-    """No-LLM safe query: the previous question followed by this one. ``previous`` is the last
-    question's standalone form when the engine has it (a chain of follow-ups then keeps its
-    subject: "...hợp đồng thời vụ...? Cái đó có được cộng dồn không?"), else the raw message."""
-    if previous:
-        # A chain of fallbacks would grow one question per turn: keep the last two before this one.
-        earlier_questions = _QUESTION_END.split(previous.strip())
-        return " ".join([*earlier_questions[-2:], question]).strip()
-    earlier = [m.content for m in history if m.role == MessageRole.USER and m.content]
-    return f"{earlier[-1]} {question}".strip() if earlier else question
+    """No-LLM standalone query: the follow-up with its reference to earlier turns replaced by the
+    previous question's *subject* ("Cái đó có được cộng dồn không?" after "Nhân viên thử việc được
+    nghỉ phép năm bao nhiêu ngày?" -> "Nhân viên thử việc được nghỉ phép năm có được cộng dồn
+    không?"), or the subject put in front when there is no such word. Never the two questions glued
+    together: clauses would then be chosen for the earlier question's ask. ``previous`` is the last
+    question's standalone form when the session has it, else the last user message."""
+    if not previous:
+        earlier = [m.content for m in history if m.role == MessageRole.USER and m.content]
+        previous = earlier[-1] if earlier else ""
+    subject = subject_of(previous)
+    if not subject:
+        return question
+    question = normalize(question).strip()
+    match = _ANAPHOR.search(question)
+    if match:
+        start = subject if match.start() == 0 else subject[0].lower() + subject[1:]
+        composed = question[:match.start()] + start + question[match.end():]
+        return composed[0].upper() + composed[1:]
+    return f"{subject}: {question[0].lower() + question[1:] if question[:1].isupper() else question}"
 
 
 def guard(question: str, output: str, history: list[ChatMessage], previous: str | None = None) -> CondenseDecision:

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.memory import BaseMemory, ChatMemoryBuffer
 from llama_index.core.storage.chat_store import SimpleChatStore
 
@@ -82,6 +82,8 @@ class Session:
             token_limit=MEMORY_TOKEN_LIMIT, chat_store=SimpleChatStore(), chat_store_key=self.id)
         self.options = options or pipeline.choices.defaults()
         self.records: deque[TurnRecord] = deque(maxlen=max_records)
+        #: (question, standalone query) of earlier turns, newest last: the swap rule's "previous question"
+        self._rewrites: deque[tuple[str, str]] = deque(maxlen=max_records)
 
     # ------------------------------------------------------------------ choices
 
@@ -128,7 +130,7 @@ class Session:
         return self.memory.get(input=message) if chat_history is None else list(chat_history)
 
     def _start(self, message: str, chat_history: Sequence[ChatMessage] | None) -> Any:
-        rewrites = [(r.question, r.query) for r in reversed(self.records)]
+        rewrites = list(reversed(self._rewrites))
         return self.pipeline.start(message, self.history(message, chat_history), options=self.options,
                                    rewrites=rewrites)
 
@@ -156,10 +158,19 @@ class Session:
 
     def _done(self, record: TurnRecord) -> None:
         self.records.append(record)
+        self._rewrites.append((record.question, record.query))
         if self.log_turns:
             self.pipeline.finish(record)
+
+    def restore(self, turns: Sequence[tuple[str, str, str]]) -> None:
+        """Continue a stored conversation: (question, answer, query used) per earlier turn, oldest first."""
+        for question, answer, query in turns:
+            self.memory.put(ChatMessage(role=MessageRole.USER, content=question))
+            self.memory.put(ChatMessage(role=MessageRole.ASSISTANT, content=answer))
+            self._rewrites.append((question, query))
 
     def reset(self) -> None:
         """A new conversation; the session's choices stay."""
         self.memory.reset()
         self.records.clear()
+        self._rewrites.clear()

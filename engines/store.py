@@ -100,6 +100,7 @@ class Index:
     collection: Any
     bm25: VietEnBM25Retriever | None
     manifest: Manifest | None
+    client: Any = None  # to read the store's current version (engines.following)
 
 
 # --------------------------------------------------------------------------- Chroma
@@ -251,6 +252,38 @@ class ChromaVectorRetriever(BaseRetriever):
 
 
 # --------------------------------------------------------------------------- BM25 beside Chroma
+
+
+# --------------------------------------------------------------------------- the store's own copy
+# A Chroma server is shared by replicas that each keep their own index folder: the manifest and a
+# version (the corpus hash) are kept in the collection's metadata too, so a replica that never
+# ingested can open the index, and every replica notices when another one has ingested.
+
+STORE_VERSION_KEY = "turnrag_version"
+STORE_MANIFEST_KEY = "turnrag_manifest"
+
+
+def publish(collection: Any, manifest: Manifest) -> None:
+    """Record the manifest and its corpus hash (the store's version) in the collection."""
+    collection.modify(metadata={STORE_VERSION_KEY: manifest.corpus_hash,
+                                STORE_MANIFEST_KEY: json.dumps(asdict(manifest), ensure_ascii=False)})
+
+
+def published(client: Any, name: str) -> tuple[str, Manifest | None]:
+    """(version, manifest) as the store has them now (a fresh read, not the cached collection)."""
+    metadata = client.get_collection(name=name).metadata or {}
+    raw = metadata.get(STORE_MANIFEST_KEY)
+    manifest = None
+    if raw:
+        data = json.loads(raw)
+        manifest = Manifest(**{k: v for k, v in data.items() if k in Manifest.__dataclass_fields__})
+    return str(metadata.get(STORE_VERSION_KEY) or ""), manifest
+
+
+def bm25_from_store(collection: Any) -> VietEnBM25Retriever | None:
+    """BM25 over every chunk the store holds now, in memory (None when it holds none)."""
+    nodes = [make_node(c["id"], c["text"], c["metadata"]) for c in iter_chunks(collection)]
+    return VietEnBM25Retriever(nodes) if nodes else None
 
 
 def rebuild_bm25(collection: Any, index_dir: Path) -> str:

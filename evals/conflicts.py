@@ -196,8 +196,8 @@ def overhead(index: Path, n_nodes: int = 10, repeats: int = 3) -> dict[str, floa
     ingest_path(settings, SAMPLE_CORPUS)
     pipeline = open_pipeline(settings, build_models(settings))
     retriever = pipeline.retriever()
-    questions = [json.loads(l)["question"] for l in (SAMPLE_CORPUS.parent / "eval" / "sample_conversations.jsonl")
-                 .read_text(encoding="utf-8").splitlines() if l.strip()]
+    questions = [line.value["question"] for line in read_jsonl(SAMPLE_CORPUS.parent / "eval" / "bank" / "dev" / "conversations.jsonl")
+                 if line.error is None]
     results = [(q, retriever.retrieve(q)) for q in questions]
     post = next(p for p in pipeline.step("assemble").postprocessors if isinstance(p, ConflictPostprocessor))
     cold, warm = [], []

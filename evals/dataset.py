@@ -176,8 +176,9 @@ def row_problems(obj: Any) -> list[str]:
                         "(or set type 'unanswerable')")
     elif row_type == "unanswerable" and gold:
         problems.append("field 'gold_doc_ids': must be [] for an unanswerable row (nothing in the corpus answers it)")
-    if obj.get("must_contain") is not None and not (_string_list(obj["must_contain"]) and obj["must_contain"]):
-        problems.append(f"field 'must_contain': expected a non-empty list of non-empty strings, got {obj['must_contain']!r}")
+    if obj.get("must_contain") is not None and not _string_list(obj["must_contain"]):
+        # [] is allowed: an optional list with nothing in it means nothing to check
+        problems.append(f"field 'must_contain': expected a list of non-empty strings, got {obj['must_contain']!r}")
     for name in ("answer", "stale_value", "rewrite"):
         value = obj.get(name)
         if value is not None and (not isinstance(value, str) or not value.strip()):

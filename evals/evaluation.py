@@ -5,7 +5,7 @@
     from evals.dataset import load_rows
     from evals.evaluation import run_evaluation
 
-    result = run_evaluation(pipeline, load_rows("data/eval/sample_conversations.jsonl"),
+    result = run_evaluation(pipeline, load_rows("data/eval/bank/dev/conversations.jsonl"),
                             configs=["lastturn", "condense"], k=5, retrieval_only=True)
     result.summary["condense"]["non_standalone/turn2+"]["hit@5"]   # -> 0.71
     result.summary["condense"]["refusal"]["false_refusal_rate"]     # -> 0.04

@@ -50,7 +50,7 @@ outputs in --out: report.json (schema in docs/report-schema.md), report.md, hit_
 exit status: 0 done, 2 bad dataset/settings/index (one message, no traceback), 130 interrupted.
 
 example:
-  python -m evals.replay data/eval/sample_conversations.jsonl --corpus data/sample \\
+  python -m evals.replay data/eval/bank/dev/conversations.jsonl --corpus data/sample \\
       --configs lastturn,history,condense,reference --retrieval-only --llm fake
 """
 

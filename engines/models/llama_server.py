@@ -49,7 +49,7 @@ class LocalLlamaServer:
 
     def __init__(self, *, model_path: str | None = None, cache_dir: Path | None = None, n_ctx: int = 4096,
                  parallel: int = 1, n_threads: int | None = None, cache_ram_mib: int = 256,
-                 verbosity: int = 1) -> None:
+                 verbosity: int = 1, host: str = "127.0.0.1", port: int = 0, api_key: str | None = None) -> None:
         if n_ctx <= 0 or parallel <= 0:
             raise ValueError(f"n_ctx and parallel must be positive, got {n_ctx} and {parallel}")
         self.model_path = model_path
@@ -59,7 +59,8 @@ class LocalLlamaServer:
         self.n_threads = n_threads or default_thread_count()
         self.cache_ram_mib = cache_ram_mib
         self.verbosity = verbosity
-        self._api_key = secrets.token_urlsafe(32)  # keeps other local users off the port
+        self.host, self.port = host, port  # port 0: a free one
+        self._api_key = api_key or secrets.token_urlsafe(32)  # keeps other local users off the port
         self._server: Any = None
         self._base_url: str | None = None
         self._lock = threading.Lock()
@@ -105,8 +106,8 @@ class LocalLlamaServer:
         params.verbosity = self.verbosity
         params.offline = True  # never let llama.cpp reach for a model hub
         params.api_keys = [self._api_key]
-        params.hostnames = ["127.0.0.1"]
-        params.port = 0
+        params.hostnames = [self.host]
+        params.port = self.port
         params.n_threads_http = self.parallel + 1
         params.endpoint_slots = False
         params.ui = False

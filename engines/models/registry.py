@@ -27,11 +27,13 @@ from engines.errors import ConfigError, ModelUnavailable
 class Calibration:
     """Thresholds on one embedder's cosine scale, each with the command that measured it.
 
-    refusal: ``python -m evals.calibrate data/eval/sample_conversations.jsonl --corpus data/sample --embedding E``;
-    conflict gate: ``python -m evals.conflicts data/eval/conflict_pairs.jsonl --corpus data/sample --embedding E``;
-    router: ``python -m evals.routes data/eval/routes.jsonl --eval-set data/eval/sample_conversations.jsonl
+    refusal: ``python -m evals.calibrate data/eval/bank/dev/conversations.jsonl --corpus data/sample --embedding E``;
+    conflict gate: ``python -m evals.conflicts data/eval/bank/dev/conflict_pairs.jsonl --corpus data/sample --embedding E``;
+    router: ``python -m evals.routes data/eval/bank/dev/routes.jsonl --eval-set data/eval/bank/dev/conversations.jsonl
     --embedding E``; the mid-conversation bar is the 10th percentile of the held-out small talk's
-    scores (same command), never below the plain bar.
+    scores (same command), never below the plain bar. The values registered below were measured on
+    the whole bundled set before it was split into dev and test (2026-12-01), so on its test split
+    they are training scores.
     """
 
     refusal_min_vector: float

@@ -7,12 +7,13 @@ paraphrases them wrongly; generating is the default with OpenAI-compatible serve
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
-from engines.extractive import Clause, ClauseVectorCache, ExtractConfig, extract_answer
+from engines.extractive import Clause, ClauseVectorCache, ExtractConfig, compose_answer, rank_clauses, select_clauses
 from engines.generation import build_messages
 from engines.refusal import refusal_message
 from engines.steps.base import BaseStep, Draft, StepOutput, TurnState
@@ -26,6 +27,12 @@ def title_of(node: NodeWithScore) -> str:
     return str(meta.get("title") or meta.get("doc_id") or "")
 
 
+def quotes_of(chosen: Sequence[tuple[Clause, float]], doc_ids: Sequence[str]) -> tuple[dict[str, Any], ...]:
+    """What the turn record shows of each quoted clause."""
+    return tuple({"text": c.text, "doc_id": doc_ids[c.passage] if c.passage < len(doc_ids) else "",
+                  "score": round(score, 4)} for c, score in chosen)
+
+
 @dataclass(frozen=True)
 class Quoted(StepOutput):
     """The quoted answer: the chosen clauses with their scores, and the titles they are cited with."""
@@ -34,6 +41,8 @@ class Quoted(StepOutput):
     chosen: tuple[tuple[Clause, float], ...] = ()
     titles: tuple[str, ...] = ()
     quoted: tuple[dict[str, Any], ...] = ()  # what the record shows: clause, doc_id, score
+    candidates: tuple[tuple[Clause, float], ...] = ()  # the best clauses, best first (a check may choose)
+    doc_ids: tuple[str, ...] = ()  # per passage, for citing what a later step chooses
 
     def apply(self, state: TurnState) -> TurnState:
         if not self.text:
@@ -68,11 +77,12 @@ class QuoteAnswer(BaseStep):
         nodes = state.nodes
         passages = [n.node.get_content(metadata_mode=MetadataMode.NONE) for n in nodes]
         titles = tuple(title_of(n) for n in nodes)
-        text, chosen = extract_answer(state.query or state.question, passages, titles, state.language,
-                                      self._similarity, self.config)
-        quoted = tuple({"text": c.text, "doc_id": str(nodes[c.passage].node.metadata.get("doc_id", "")),
-                        "score": round(score, 4)} for c, score in chosen)
-        return Quoted(text=text, chosen=tuple(chosen), titles=titles, quoted=quoted)
+        clauses, scores = rank_clauses(state.query or state.question, passages, titles, self._similarity, self.config)
+        chosen = select_clauses(clauses, scores, self.config)
+        ranked = sorted(zip(clauses, scores), key=lambda item: -item[1])[: self.config.candidates]
+        doc_ids = tuple(str(n.node.metadata.get("doc_id", "")) for n in nodes)
+        return Quoted(text=compose_answer(chosen, titles, state.language), chosen=tuple(chosen), titles=titles,
+                      quoted=quotes_of(chosen, doc_ids), candidates=tuple(ranked), doc_ids=doc_ids)
 
 
 @dataclass(frozen=True)

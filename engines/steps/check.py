@@ -16,11 +16,10 @@ from typing import Any, ClassVar
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.llms import LLM
 
-from engines.extractive import Clause
+from engines.extractive import Clause, compose_answer
 from engines.refusal import refusal_message
-from engines.steps.answer import Quoted
+from engines.steps.answer import Quoted, quotes_of
 from engines.steps.base import BaseStep, Draft, StepOutput, TurnState
-from engines.steps.condense import Condensed
 
 CHECK_NOT_ANSWERED = "check_not_answered"
 CHECK_SYSTEM = ("Bạn kiểm tra xem các trích đoạn tài liệu có trả lời câu hỏi hay không. Chỉ trả lời một từ: "
@@ -71,13 +70,93 @@ class YesNoCheck(BaseStep):
         quoted = state.output("answer")
         if not isinstance(quoted, Quoted):
             raise TypeError("the yes/no check needs a quoted answer (answer_mode 'extract') before it")
-        condensed = state.output("condense")
-        # A fallback query strings earlier questions together; the clauses were chosen with all of it,
-        # but only the user's own question is asked.
-        fell_back = isinstance(condensed, Condensed) and condensed.trace.fallback_reason
-        asked = state.question if fell_back else (state.query or state.question)
-        system, user = check_prompt(asked, quoted.chosen, quoted.titles)
+        # the standalone question (a condense fallback composes one too): "cái đó" alone means nothing here
+        system, user = check_prompt(state.query or state.question, quoted.chosen, quoted.titles)
         reply = self.llm.chat([ChatMessage(role=MessageRole.SYSTEM, content=system),
                                ChatMessage(role=MessageRole.USER, content=user)], max_tokens=4)
         text = reply.message.content or ""
         return Checked(llm_calls=1, answered=not check_says_no(text), reply=text)
+
+
+# --------------------------------------------------------------------------- choosing among numbered clauses
+
+SELECT_SYSTEM = ("Bạn chọn trích đoạn tài liệu trả lời câu hỏi. Chỉ trả lời bằng số thứ tự của trích đoạn nêu câu "
+                 "trả lời (hai số cách nhau bằng dấu phẩy nếu câu hỏi cần hai ý), hoặc 0 nếu không trích đoạn nào nêu "
+                 "câu trả lời.")
+SELECT_USER = "Câu hỏi: {question}\n\nTrích đoạn:\n{numbered}\n\nSố thứ tự:"
+
+
+def select_prompt(question: str, candidates: Sequence[tuple[Clause, float]], titles: Sequence[str]) -> tuple[str, str]:
+    """(system, user): the candidate clauses numbered from 1, each with its document's title."""
+    def cited(clause: Clause) -> str:
+        title = titles[clause.passage] if clause.passage < len(titles) else ""
+        return f"{clause.text} ({title})" if title else clause.text
+
+    numbered = "\n".join(f"{i}. {cited(clause)}" for i, (clause, _) in enumerate(candidates, start=1))
+    return SELECT_SYSTEM, SELECT_USER.format(question=question, numbered=numbered)
+
+
+def parse_choice(reply: str, n: int, most: int = 2) -> list[int] | None:
+    """0-based picks from a reply like "2" or "1, 3"; [] for an explicit 0 (none answers); None when the
+    reply names no candidate (then the quote stands: never a silent refusal)."""
+    numbers = [int(x) for x in re.findall(r"\d+", reply or "")]
+    if not numbers:
+        return None
+    if numbers[0] == 0:
+        return []
+    picks = list(dict.fromkeys(k - 1 for k in numbers if 1 <= k <= n))
+    return picks[:most] or None
+
+
+@dataclass(frozen=True)
+class Selected(StepOutput):
+    answered: bool = True
+    chosen: tuple[tuple[Clause, float], ...] = ()  # empty: the quote stands as it was
+    reply: str = ""
+    quoted: tuple[dict[str, Any], ...] = ()  # what the record shows of the chosen clauses
+
+    def apply(self, state: TurnState) -> TurnState:
+        if not self.answered:
+            return replace(state, draft=Draft(text=refusal_message(state.language), refusal_reason=CHECK_NOT_ANSWERED))
+        quoted = state.output("answer")
+        if not self.chosen or not isinstance(quoted, Quoted):
+            return state
+        text = compose_answer(self._in_reading_order(), quoted.titles, state.language)
+        return replace(state, draft=Draft(text=text, suffix=state.suffix))
+
+    def _in_reading_order(self) -> list[tuple[Clause, float]]:
+        return sorted(self.chosen, key=lambda item: (item[0].passage, item[0].position))
+
+    def record_fields(self) -> dict[str, Any]:
+        return {"quoted": [dict(q) for q in self.quoted]} if self.quoted else {}
+
+
+class SelectCheck(BaseStep):
+    """The small model as a selector: it reads the best candidate clauses, numbered, and names the
+    one (or two) that answer, or 0 for none. One short call, like the yes/no check, that both
+    refuses and narrows the quote to what answers."""
+
+    name: ClassVar[str] = "check"
+
+    def __init__(self, llm: LLM, *, candidates: int = 6, most: int = 2) -> None:
+        self.llm = llm
+        self.candidates = candidates
+        self.most = most
+
+    def applies(self, state: TurnState) -> bool:
+        return state.draft is not None and not state.draft.refused and isinstance(state.output("answer"), Quoted)
+
+    def run(self, state: TurnState) -> Selected:
+        quoted = state.output("answer")
+        if not isinstance(quoted, Quoted):
+            raise TypeError("the clause selector needs a quoted answer (answer_mode 'extract') before it")
+        candidates = quoted.candidates[: self.candidates]
+        system, user = select_prompt(state.query or state.question, candidates, quoted.titles)
+        reply = self.llm.chat([ChatMessage(role=MessageRole.SYSTEM, content=system),
+                               ChatMessage(role=MessageRole.USER, content=user)], max_tokens=6)
+        text = reply.message.content or ""
+        picks = parse_choice(text, len(candidates), self.most)
+        if picks == []:
+            return Selected(llm_calls=1, answered=False, reply=text)
+        chosen = tuple(candidates[i] for i in picks or ())
+        return Selected(llm_calls=1, chosen=chosen, reply=text, quoted=quotes_of(chosen, quoted.doc_ids))

@@ -35,7 +35,7 @@ from evals.dataset import EvalRow, load_rows
 from evals.llm_cache import CachedLLM
 
 PARTS = ("mtrag", "stock", "ingest", "scale", "turns", "report")
-SAMPLE_DATASET = SAMPLE_CORPUS.parent / "eval" / "sample_conversations.jsonl"
+SAMPLE_DATASET = SAMPLE_CORPUS.parent / "eval" / "bank" / "dev" / "conversations.jsonl"
 
 
 class ProductComposer:

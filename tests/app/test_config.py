@@ -67,3 +67,11 @@ def test_thresholds_follow_the_embedding_model_unless_set():
     assert load_settings(embedding="minilm").calibrated("refusal_min_vector") == 0.39  # MiniLM's cosine scale
     assert load_settings(embedding="hf:/some/model").calibrated("conflict_similarity") == 0.68
     assert load_settings(embedding="minilm", refusal_min_vector=0.5).calibrated("refusal_min_vector") == 0.5
+
+
+def test_an_empty_variable_means_unset(monkeypatch):
+    monkeypatch.setenv("TURNRAG_LOG_DIR", "")
+    monkeypatch.setenv("TURNRAG_SESSION_STORE", "")
+    s = load_settings(index_dir="/tmp/idx")
+    assert s.log_dir is None and s.record_log is None  # not ./turns.jsonl
+    assert s.conversations == "/tmp/idx/sessions.sqlite3"

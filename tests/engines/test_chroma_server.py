@@ -21,8 +21,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def chroma_server(tmp_path):
+@pytest.fixture(scope="module")
+def chroma_server(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("chroma")
     exe = str(CHROMA) if CHROMA.exists() else shutil.which("chroma")
     if exe is None:
         pytest.fail("the `chroma` command (from the chromadb package) is not installed")

@@ -173,3 +173,8 @@ def test_mostly_superseded_index_still_fills_top_k_with_active_chunks(tmp_path) 
     pipeline = open_pipeline(settings, build_models(settings, llm=ScriptedLLM(), embed_model=HashEmbedding()))
     nodes = pipeline.retriever(use_bm25=False).retrieve("Phí thường niên thẻ loại 1")
     assert sorted(n.node.metadata["doc_id"] for n in nodes) == ["d09", "d10", "d11"]
+
+
+def test_a_filter_that_matches_nothing_still_describes_itself() -> None:
+    disjoint = MetadataFilter.parse({"department": "the"}).merged(MetadataFilter.parse({"department": "tin-dung"}))
+    assert disjoint.matches_nothing and disjoint.to_spec() == {"department": []}

@@ -51,7 +51,7 @@ def test_valid_row_is_loaded_with_bot_as_assistant_and_extras_carried(tmp_path):
     ({"gold_doc_ids": "leave-seasonal"}, "gold_doc_ids"),
     ({"type": "unanswerable"}, "gold_doc_ids"),  # unanswerable with gold
     ({"must_contain": "1 ngày"}, "must_contain"),
-    ({"must_contain": []}, "must_contain"),
+    ({"must_contain": ["1 ngày", " "]}, "must_contain"),
     ({"stale_value": 3}, "stale_value"),
     ({"filters": ["hr"]}, "filters"),
     ({"gold_doc_ids": ...}, "gold_doc_ids"),  # missing
@@ -63,6 +63,16 @@ def test_bad_field_is_named_with_file_and_line(tmp_path, changes, field):
         load_rows(path)
     assert f"{path}:2: field '{field}'" in str(info.value)
     assert isinstance(info.value, DocumentError) and isinstance(info.value, TurnragError)
+
+
+def test_an_empty_must_contain_means_nothing_to_check(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    path.write_text(line(turn=1, history=[], must_contain=[]) + "\n", encoding="utf-8")
+    (row,) = load_rows(path)
+    assert row.must_contain == ()
+    from evals.metrics import must_contain_ok
+
+    assert must_contain_ok("any answer", row.must_contain) is None  # not scored, not failed
 
 
 def test_all_problems_are_listed_at_once():

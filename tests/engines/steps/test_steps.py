@@ -82,3 +82,22 @@ def test_outputs_are_frozen() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         out.text = "changed"  # type: ignore[misc]
     assert isinstance(_node("a", "x", 0.1), NodeWithScore)
+
+
+def test_selector_quotes_the_clause_the_model_names_or_refuses_on_zero() -> None:
+    from engines.extractive import Clause
+    from engines.steps.check import SelectCheck, parse_choice
+
+    assert parse_choice("2", 4) == [1] and parse_choice("1, 3", 4) == [0, 2] and parse_choice("0", 4) == []
+    assert parse_choice("I think", 4) is None and parse_choice("9", 4) is None  # names nothing: the quote stands
+    clauses = (Clause("Thâm niên 5 năm được cộng thêm 1 ngày.", 0, 0), Clause("Mỗi năm được nghỉ 12 ngày.", 0, 1))
+    quoted = Quoted(text="Theo tài liệu:\n- both", chosen=tuple((c, 0.5) for c in clauses), titles=("Nghỉ phép",),
+                    candidates=((clauses[0], 0.6), (clauses[1], 0.5)), doc_ids=("leave",))
+    state = TurnState(question="Được nghỉ bao nhiêu ngày?", language="vi").with_output("answer", quoted)
+    llm = ScriptedLLM(["2"])
+    out = SelectCheck(llm).run(state)
+    after = state.with_output("check", out)
+    assert after.draft.text == "Theo tài liệu:\n- Mỗi năm được nghỉ 12 ngày. (Nghỉ phép)"
+    assert out.record_fields()["quoted"][0]["doc_id"] == "leave" and "1. Thâm niên" in llm.prompts[0]
+    refused = state.with_output("check", SelectCheck(ScriptedLLM(["0"])).run(state))
+    assert refused.draft.refusal_reason == "check_not_answered"

@@ -1,0 +1,282 @@
+"""The FastAPI application: health, metrics, the web page, the OpenAI-compatible endpoint and the
+session API. Routes are thin: turns run in :class:`~app.service.turns.TurnService`.
+
+Errors are JSON ``{"error": {"message", "type"}}`` with a status a client can act on: 401 no or
+wrong key, 404 a session that is not yours, 413/422 a message or history too large or malformed,
+503 (with Retry-After) when every LLM slot is busy or the LLM server, Redis or Chroma is down
+(the message names which).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from llama_index.core.base.llms.types import ChatMessage, MessageRole
+from pydantic import BaseModel, Field
+
+from app.service.admission import Busy
+from app.service.keys import Caller, Keys
+from app.service.turns import Event, RequestError, TurnService
+from engines.errors import TurnragError
+
+WEB_PAGE = Path(__file__).resolve().parent.parent / "web" / "index.html"
+RETRY_AFTER_S = "2"
+
+
+class Message(BaseModel):
+    role: Literal["system", "user", "assistant", "developer", "tool"]
+    content: str | None = ""
+
+
+class ChatCompletionRequest(BaseModel):
+    model: str | None = None
+    messages: list[Message] = Field(min_length=1)
+    stream: bool = False
+    filters: dict[str, Any] | None = None  # narrows the key's filter (turnrag extension)
+
+
+class SessionMessage(BaseModel):
+    content: str
+    filters: dict[str, Any] | None = None
+
+
+class ServiceState:
+    """Loaded in the background at start-up: /healthz answers at once, /readyz once this is done."""
+
+    def __init__(self, load: Callable[[], TurnService]) -> None:
+        self._load = load
+        self.service: TurnService | None = None
+        self.error: str | None = None
+
+    def start(self) -> None:
+        def run() -> None:
+            try:
+                self.service = self._load()
+            except Exception as exc:  # shown by /readyz and every request; the process stays up to say so
+                self.error = f"{type(exc).__name__}: {exc}"
+
+        threading.Thread(target=run, name="turnrag-load", daemon=True).start()
+
+    def ready(self) -> TurnService:
+        if self.service is None:
+            raise RequestError(503, f"the service failed to start: {self.error}" if self.error
+                               else "the service is loading the index and models; retry shortly", "unavailable")
+        return self.service
+
+
+def _error(status: int, message: str, kind: str) -> JSONResponse:
+    headers = {"Retry-After": RETRY_AFTER_S} if status == 503 else None
+    return JSONResponse({"error": {"message": message, "type": kind}}, status_code=status, headers=headers)
+
+
+def explain(exc: BaseException, service: TurnService | None) -> tuple[int, str, str]:
+    """(status, message, type) for a failure while serving a turn."""
+    if isinstance(exc, RequestError):
+        return exc.status, exc.message, exc.kind
+    if isinstance(exc, Busy):
+        return 503, "every LLM slot is busy and the queue is full; retry shortly", "busy"
+    if isinstance(exc, TurnragError):  # store, index or model unavailable: the message names it
+        return 503, str(exc), "unavailable"
+    name = type(exc).__name__
+    if "Connection" in name or "Timeout" in name:
+        llm = service.pipeline.config.get("llm_api_base") if service else None
+        where = f" at {llm}" if llm else ""
+        return 503, f"the LLM server{where} could not be reached ({name}); retry when it is back", "llm_unavailable"
+    return 500, f"the turn failed: {name}: {exc}", "server_error"
+
+
+def sse(event: str, data: dict[str, Any]) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+async def _primed(events: AsyncIterator[Event]) -> tuple[Event, AsyncIterator[Event]]:
+    """The first event now (admission, condense and retrieval happen before it), so a busy queue or
+    a dead LLM server is a status code, not an error half-way through a 200 stream."""
+    return await anext(events), events
+
+
+def create_app(state: ServiceState, keys: Keys, model_name: str) -> FastAPI:
+    app = FastAPI(title="turnrag", version="1", on_startup=[state.start])
+
+    def caller(request: Request) -> Caller:
+        found = keys.caller(request.headers.get("authorization"))
+        if found is None:
+            raise RequestError(401, "missing or wrong API key: send Authorization: Bearer KEY", "authentication_error")
+        return found
+
+    @app.exception_handler(RequestError)
+    async def _request_error(request: Request, exc: RequestError) -> JSONResponse:
+        return _error(exc.status, exc.message, exc.kind)
+
+    @app.exception_handler(Busy)
+    @app.exception_handler(TurnragError)
+    async def _unavailable(request: Request, exc: Exception) -> JSONResponse:
+        return _error(*explain(exc, state.service))
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+        return _error(422, f"invalid request: {where or 'body'}: {first.get('msg', 'malformed')}", "invalid_request_error")
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(WEB_PAGE, media_type="text/html")
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz")
+    async def readyz() -> JSONResponse:
+        try:
+            service = state.ready()
+            service.store.ping()
+            if service.pipeline.index is not None:
+                service.pipeline.index.collection.count()
+        except Exception as exc:  # noqa: BLE001 - each cause becomes a 503 naming it
+            status, message, kind = explain(exc, state.service)
+            return _error(503 if status >= 500 else status, message, kind)
+        return JSONResponse({"status": "ready", "auth": "keys" if keys.required else "none (loopback only)"})
+
+    @app.get("/metrics")
+    async def metrics() -> Response:
+        if state.service is None:
+            return Response(b"", media_type="text/plain")
+        service = state.service
+        service.metrics.queue_depth.set(service.admission.waiting)
+        service.metrics.active.set(service.admission.active)
+        return Response(service.metrics.render(), media_type="text/plain; version=0.0.4")
+
+    @app.get("/v1/models")
+    async def models(who: Caller = Depends(caller)) -> dict[str, Any]:
+        return {"object": "list", "data": [{"id": model_name, "object": "model", "owned_by": "turnrag"}]}
+
+    @app.post("/v1/chat/completions", response_model=None)
+    async def chat_completions(body: ChatCompletionRequest, who: Caller = Depends(caller)) -> Response:
+        service = state.ready()
+        *earlier, last = body.messages
+        if last.role != "user":
+            raise RequestError(422, "the last message must be the user's question")
+        question = service.check_message(last.content or "")
+        history = [ChatMessage(role=MessageRole.USER if m.role == "user" else MessageRole.ASSISTANT, content=m.content)
+                   for m in earlier if m.role in ("user", "assistant")]
+        service.check_history(history)
+        session = service.session(who, body.filters)
+        completion_id, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
+        events = service.events(session, question, history, api="openai")
+        try:
+            first, rest = await _primed(events)
+        except Exception as exc:  # noqa: BLE001 - explained as a status code
+            status, message, kind = explain(exc, service)
+            return _error(status, message, kind)
+
+        def chunk(delta: dict[str, Any], finish: str | None = None, extra: dict[str, Any] | None = None) -> str:
+            data = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": model_name,
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+            if extra is not None:
+                data["turnrag"] = extra
+            return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+        if body.stream:
+            async def stream() -> AsyncIterator[str]:
+                yield chunk({"role": "assistant", "content": ""})
+                try:
+                    async for name, data in _chain(first, rest):
+                        if name == "token":
+                            yield chunk({"content": data["text"]})
+                        elif name == "done":
+                            yield chunk({}, "stop", _extra(data))
+                except Exception as exc:  # noqa: BLE001 - the stream already started: say so in it
+                    yield f"data: {json.dumps({'error': {'message': explain(exc, service)[1]}})}\n\n"
+                yield "data: [DONE]\n\n"
+
+            return StreamingResponse(stream(), media_type="text/event-stream")
+        try:
+            done = [data async for name, data in _chain(first, rest) if name == "done"][-1]
+        except Exception as exc:  # noqa: BLE001
+            status, message, kind = explain(exc, service)
+            return _error(status, message, kind)
+        return JSONResponse({
+            "id": completion_id, "object": "chat.completion", "created": created, "model": model_name,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": done["answer"]}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+            "turnrag": _extra(done),
+        })
+
+    @app.post("/v1/sessions")
+    async def create_session(who: Caller = Depends(caller)) -> JSONResponse:
+        service = state.ready()
+        return JSONResponse({"id": await _thread(service.store.create, who.owner)}, status_code=201)
+
+    @app.get("/v1/sessions/{session_id}")
+    async def get_session(session_id: str, who: Caller = Depends(caller)) -> dict[str, Any]:
+        service = state.ready()
+        turns = await _thread(service.owned_turns, who, session_id)
+        messages = [m for t in turns for m in ({"role": "user", "content": t.question},
+                                               {"role": "assistant", "content": t.answer})]
+        return {"id": session_id, "messages": messages}
+
+    @app.delete("/v1/sessions/{session_id}")
+    async def delete_session(session_id: str, who: Caller = Depends(caller)) -> Response:
+        service = state.ready()
+        await _thread(service.owned_turns, who, session_id)
+        await _thread(service.store.delete, session_id)
+        return Response(status_code=204)
+
+    @app.post("/v1/sessions/{session_id}/messages", response_model=None)
+    async def post_message(session_id: str, body: SessionMessage, request: Request,
+                           who: Caller = Depends(caller)) -> Response:
+        service = state.ready()
+        question = service.check_message(body.content)
+        turns = await _thread(service.owned_turns, who, session_id)
+        session = service.session(who, body.filters, turns, session_id=session_id)
+        events = service.events(session, question, None, api="sessions", store_as=session_id)
+        try:
+            first, rest = await _primed(events)
+        except Exception as exc:  # noqa: BLE001
+            status, message, kind = explain(exc, service)
+            return _error(status, message, kind)
+        if "text/event-stream" in request.headers.get("accept", ""):
+            async def stream() -> AsyncIterator[str]:
+                try:
+                    async for name, data in _chain(first, rest):
+                        yield sse(name, data)
+                except Exception as exc:  # noqa: BLE001 - nothing was stored: say why in the stream
+                    yield sse("error", {"message": explain(exc, service)[1]})
+
+            return StreamingResponse(stream(), media_type="text/event-stream")
+        try:
+            done = [data async for name, data in _chain(first, rest) if name == "done"][-1]
+        except Exception as exc:  # noqa: BLE001
+            status, message, kind = explain(exc, service)
+            return _error(status, message, kind)
+        return JSONResponse(done)
+
+    return app
+
+
+def _extra(done: dict[str, Any]) -> dict[str, Any]:
+    """The turnrag field beside OpenAI's: sources, the query used, refusal, conflict notes."""
+    return {key: done[key] for key in ("sources", "query", "refused", "conflicts")}
+
+
+async def _chain(first: Event, rest: AsyncIterator[Event]) -> AsyncIterator[Event]:
+    yield first
+    async for event in rest:
+        yield event
+
+
+async def _thread(fn: Callable[..., Any], *args: Any) -> Any:
+    import asyncio
+
+    return await asyncio.to_thread(fn, *args)

@@ -1,0 +1,98 @@
+"""What a question asks for, and whether a clause can answer that: a number of days, an amount, a
+date, a form code, who, where, yes or no.
+
+A clause that names the right document but not the asked-for kind of fact ("a seniority bonus"
+when the question asks how many days) is the commonest wrong quote; knowing the kind lets the
+clause choice prefer sentences that carry one. General question words and fact shapes of
+Vietnamese and English only: nothing here comes from an evaluation set. Pure functions.
+"""
+
+from __future__ import annotations
+
+import re
+
+from engines.text import normalize
+
+ASKS = ("duration", "date", "amount", "count", "code", "who", "where", "procedure", "yesno", "other")
+
+_W = r"(?<!\w)"
+_E = r"(?!\w)"
+
+
+def _rx(*alternatives: str) -> re.Pattern[str]:
+    return re.compile(_W + "(?:" + "|".join(alternatives) + ")" + _E, re.IGNORECASE)
+
+
+_UNITS_TIME = r"(?:ngày|tháng|năm|tuần|giờ|phút|days?|months?|years?|weeks?|hours?|minutes?)"
+#: Question shapes, most specific first (the first that matches decides).
+_QUESTION: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("duration", _rx(r"bao lâu", r"mấy " + _UNITS_TIME, r"bao nhiêu " + _UNITS_TIME, r"trong vòng bao",
+                     r"how long", r"how many " + _UNITS_TIME, r"how soon")),
+    ("date", _rx(r"khi nào", r"bao giờ", r"ngày nào", r"hạn chót", r"hạn cuối", r"hạn nộp", r"trước ngày nào",
+                 r"từ ngày nào", r"đến ngày nào", r"when", r"what date", r"which date", r"deadline", r"by when")),
+    ("count", _rx(r"bao nhiêu lần", r"mấy lần", r"how many times", r"how many")),
+    ("code", _rx(r"mẫu(?:\s+\w+){0,2}\s+(?:nào|gì)", r"mẫu số", r"mã (?:số )?(?:nào|gì)", r"biểu mẫu", r"mã sản phẩm",
+                 r"which form", r"what form", r"form (?:number|code)", r"what code", r"which code")),
+    ("who", _rx(r"ai", r"người nào", r"bộ phận nào", r"phòng nào", r"đơn vị nào", r"cấp nào", r"who", r"whom",
+                r"which (?:department|team|office|unit|person)")),
+    ("where", _rx(r"ở đâu", r"tại đâu", r"nơi nào", r"chỗ nào", r"qua kênh nào", r"where", r"which channel")),
+    ("procedure", _rx(r"thế nào", r"như thế nào", r"làm sao", r"ra sao", r"thủ tục", r"quy trình", r"các bước",
+                      r"how do", r"how can", r"how to", r"what steps", r"procedure", r"process")),
+)
+#: A yes/no question: "... có ... không?", "... được không?", "... chưa?", or an English question
+#: opening with an auxiliary verb.
+_YESNO_VI = re.compile(r"(?iu)(?:(?<!\w)có(?!\w).*(?<!\w)không|được không|phải không|(?<!\w)chưa)\s*[?？]*\s*$")
+_YESNO_EN = re.compile(r"(?iu)^\s*(?:is|are|was|were|does|do|did|can|could|may|might|must|should|will|would|has|have)\b")
+_AMOUNT_HINT = re.compile(r"(?iu)(?<!\w)(?:bao nhiêu|là bao nhiêu|tối đa|tối thiểu)(?!\w)")
+
+#: Fact shapes a clause may carry.
+_NUMBER = r"\d+(?:[.,]\d+)*"
+_CLAUSE: dict[str, re.Pattern[str]] = {
+    "duration": re.compile(_NUMBER + r"\s*(?:-\s*\d+\s*)?" + _UNITS_TIME + r"(?:\s+làm việc)?" + _E, re.IGNORECASE),
+    "date": re.compile(r"(?<!\d)\d{1,2}/\d{1,2}(?:/\d{2,4})?(?!\d)|" + _W + r"ngày\s+\d{1,2}\s+tháng\s+\d{1,2}|"
+                       + _W + r"(?:january|february|march|april|may|june|july|august|september|october|november|"
+                       r"december)\s+\d{1,2}|\d{4}-\d{2}-\d{2}", re.IGNORECASE),
+    "amount": re.compile(_NUMBER + r"\s*(?:%|phần trăm|đồng|đ|vnd|vnđ|triệu|tỷ|nghìn|ngàn|usd|\$|percent)" + _E
+                         + r"|\$\s*" + _NUMBER, re.IGNORECASE),
+    "count": re.compile(_NUMBER + r"\s*(?:lần|times|lượt|người|hồ sơ|bản|thẻ|sim)" + _E, re.IGNORECASE),
+    "code": re.compile(r"(?<![\w-])(?:[A-ZĐ]{1,6}-?\d{1,4}[A-Z]?|\d{1,4}/[A-ZĐ]{1,6}(?:-[A-ZĐ]+)?)(?![\w-])"),
+    "who": _rx(r"giám đốc", r"trưởng (?:phòng|bộ phận|ban|khoa|đơn vị)", r"bộ phận", r"phòng", r"ban", r"hội đồng",
+               r"cán bộ", r"chuyên viên", r"quản lý", r"người (?:phụ trách|đại diện)", r"manager", r"director",
+               r"department", r"officer", r"committee", r"team", r"head of", r"approv\w*", r"phê duyệt", r"ký duyệt"),
+    "where": _rx(r"tại", r"ở", r"qua", r"cổng", r"website", r"trang web", r"ứng dụng", r"app", r"email", r"chi nhánh",
+                 r"quầy", r"văn phòng", r"trụ sở", r"bộ phận một cửa", r"trực tuyến", r"online", r"portal", r"at", r"via"),
+    "procedure": _rx(r"nộp", r"gửi", r"đăng ký", r"điền", r"bước", r"kèm theo", r"submit", r"send", r"register",
+                     r"fill", r"step", r"attach"),
+    "yesno": _rx(r"được", r"không được", r"phải", r"bắt buộc", r"miễn", r"cho phép", r"không áp dụng", r"áp dụng",
+                 r"không còn", r"bãi bỏ", r"allowed", r"not", r"must", r"may", r"eligible", r"exempt", r"applies",
+                 r"no longer"),
+}
+
+
+_AMOUNT = _rx(r"bao nhiêu tiền", r"bao nhiêu phần trăm", r"bao nhiêu %", r"mức phí", r"mức (?:hỗ trợ|bồi thường|phạt)",
+              r"phí", r"lệ phí", r"giá", r"lãi suất", r"hạn mức", r"số tiền", r"chi phí", r"phụ cấp", r"trợ cấp",
+              r"how much", r"fee", r"fees", r"cost", r"price", r"rate", r"limit", r"amount", r"allowance")
+
+
+def asked_for(question: str) -> str:
+    """One of :data:`ASKS`: the kind of fact the question wants. Shapes that name the fact come
+    first ("bao lâu", "mẫu nào"), then a yes/no frame ("... có phí không?" wants yes or no and why),
+    then words that name an amount."""
+    text = normalize(question)
+    procedure = None
+    for kind, pattern in _QUESTION:
+        if pattern.search(text):
+            if kind != "procedure":
+                return kind
+            procedure = kind
+    if _YESNO_VI.search(text) or _YESNO_EN.match(text):
+        return "yesno"
+    if _AMOUNT.search(text) or _AMOUNT_HINT.search(text):
+        return "amount"
+    return procedure or "other"
+
+
+def carries(clause: str, kind: str) -> bool:
+    """Whether ``clause`` has the shape of a ``kind`` fact (always False for "other")."""
+    pattern = _CLAUSE.get(kind)
+    return bool(pattern and pattern.search(normalize(clause)))

@@ -1,0 +1,41 @@
+"""What a question asks for, and which clauses can answer it."""
+
+import pytest
+
+from engines.asks import asked_for, carries
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("Nhân viên được nghỉ phép năm bao nhiêu ngày?", "duration"),
+    ("Hồ sơ được xử lý trong bao lâu?", "duration"),
+    ("How many days of leave do interns get?", "duration"),
+    ("Hạn chót nộp đơn là khi nào?", "date"),
+    ("When does the new rate start?", "date"),
+    ("Lãi suất vay là bao nhiêu?", "amount"),
+    ("What is the annual fee?", "amount"),
+    ("Mẫu đơn nào cần dùng?", "code"),
+    ("Which form do I submit?", "code"),
+    ("Ai phê duyệt đơn này?", "who"),
+    ("Nộp hồ sơ ở đâu?", "where"),
+    ("Thẻ này có phí thường niên không?", "yesno"),
+    ("Does it apply to contractors?", "yesno"),
+    ("Thủ tục đăng ký như thế nào?", "procedure"),
+    ("Giới thiệu về chính sách", "other"),
+])
+def test_what_a_question_asks_for(question, kind):
+    assert asked_for(question) == kind
+
+
+@pytest.mark.parametrize("clause, kind, expected", [
+    ("Mỗi năm được nghỉ 12 ngày phép có lương.", "duration", True),
+    ("Xử lý trong 15 ngày làm việc.", "duration", True),
+    ("Phí thường niên 200.000 đồng/năm.", "amount", True),
+    ("Lãi suất ưu đãi 8,5%/năm.", "amount", True),
+    ("Nộp trước ngày 31/05/2025.", "date", True),
+    ("Điền mẫu BT-03 và nộp kèm hóa đơn.", "code", True),
+    ("Theo mẫu 05/TD.", "code", True),
+    ("Nhân viên được hưởng phụ cấp ăn trưa.", "amount", False),
+    ("Phí thường niên 200.000 đồng.", "other", False),
+])
+def test_which_clauses_carry_that_kind_of_fact(clause, kind, expected):
+    assert carries(clause, kind) is expected
