@@ -194,7 +194,7 @@ def _answer(parts: Parts) -> Step:
     s = parts.settings
     if s.effective_answer_mode == "extract":
         config = ExtractConfig(max_clauses=s.max_quoted_clauses, lexical_weight=s.clause_lexical_weight,
-                               slot_weight=s.clause_slot_weight)
+                               slot_weight=s.clause_slot_weight, passage_weight=s.clause_passage_weight)
         return QuoteAnswer(parts.models.embed_model, config=config, clause_vectors=ClauseVectorCache())
     return GenerateAnswer(max_context_chars=s.max_context_chars)
 

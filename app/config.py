@@ -110,6 +110,8 @@ class Settings(_Sources):
                                          "beside its cosine when choosing what to quote.")
     clause_slot_weight: float = Field(0.0, ge=0, description="extract mode: bonus for a clause that carries the kind "
                                       "of fact the question asks for (days, amount, date, code, who, where, yes/no).")
+    clause_passage_weight: float = Field(0.0, ge=0, description="extract mode: bonus for clauses of better-ranked "
+                                         "passages (all of it for the first passage, none for the last).")
     max_quoted_clauses: int = Field(3, ge=1, le=10, description="extract mode: clauses quoted at most.")
     max_context_chars: int = Field(3500, ge=500, description="Context budget for the answer prompt; "
                                    "a 1.5B local model reads ~60 tokens/s on 2 cores, so context is latency.")

@@ -64,6 +64,9 @@ class ExtractConfig:
     #: Added when a clause carries the kind of fact the question asks for (a number of days, an
     #: amount, a date, a form code, ...: ``engines.asks``). 0 = off.
     slot_weight: float = 0.0
+    #: Bonus for clauses of better-ranked passages (linear: the first passage gets all of it, the last
+    #: none): a clause of the passage retrieval ranked first is more likely the one that answers.
+    passage_weight: float = 0.0
     #: Ranked clauses handed on beside the quote, for a later step to choose among.
     candidates: int = 6
 
@@ -203,7 +206,10 @@ def rank_clauses(query: str, passages: Sequence[str], titles: Sequence[str],
         return [], []
     texts = [scoring_text(c, _title(titles, c)) for c in clauses]
     scores = combined_scores(similarity(query, texts), lexical_scores(query, texts), config.lexical_weight)
-    return clauses, [s + b for s, b in zip(scores, slot_scores(query, clauses, config.slot_weight))]
+    n = max(len(passages) - 1, 1)
+    prior = [config.passage_weight * (1 - c.passage / n) for c in clauses]
+    slots = slot_scores(query, clauses, config.slot_weight)
+    return clauses, [s + b + p for s, b, p in zip(scores, slots, prior)]
 
 
 def extract_answer(query: str, passages: Sequence[str], titles: Sequence[str], language: str,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.prompts import PromptTemplate
 
-from engines.text import content_words, normalize
+from engines.text import FUNCTION_WORDS, content_words, normalize
 
 CONDENSE_TEMPLATE = """\
 Rewrite the user's last message as ONE standalone search question that can be understood without \
@@ -202,6 +202,33 @@ def fallback_query(question: str, history: list[ChatMessage], previous: str | No
     return f"{subject}: {question[0].lower() + question[1:] if question[:1].isupper() else question}"
 
 
+#: Syllables and words that frame a question or point back (not what it is about).
+_FRAME_WORDS = frozenset(
+    "bao nhiêu lâu giờ mấy sao thế nào đâu ai khi gì cái này đó kia nó họ vậy thì ạ nhé ơi em anh chị mình tôi "
+    "what how when where why which who whom whose much many does do did about it that this they them those these "
+    "please me my i we you".split()) | FUNCTION_WORDS
+#: The share of a follow-up's own words a rewrite must keep (below it, the condenser answered another
+#: question, typically the previous one copied back).
+MIN_KEPT_WORDS = 0.5
+
+
+def _stem(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and word.isascii() else word
+
+
+def topical_words(text: str) -> set[str]:
+    """The words that say what a message is about (not how it asks, not what it points back to)."""
+    return {_stem(w) for w in content_words(text) if w not in _FRAME_WORDS}
+
+
+def kept_share(question: str, rewrite: str, history: Sequence[ChatMessage] = ()) -> float:
+    """How much of what the follow-up *adds* (its words the conversation has not used yet) survives in
+    the rewrite; 1.0 when it adds nothing (then there is nothing to lose)."""
+    said = {_stem(w) for m in history for w in content_words(m.content or "")}
+    new = topical_words(question) - said
+    return len(new & {_stem(w) for w in content_words(rewrite)}) / len(new) if new else 1.0
+
+
 def guard(question: str, output: str, history: list[ChatMessage], previous: str | None = None) -> CondenseDecision:
     """Accept the condenser's output, or fall back (see :func:`fallback_query`) with the reason."""
     cleaned = clean_output(output)
@@ -215,6 +242,9 @@ def guard(question: str, output: str, history: list[ChatMessage], previous: str 
         return CondenseDecision(fallback_query(question, history, previous), "answered")
     if len(content_words(cleaned)) > 3 * len(content_words(question)) + 25:
         return CondenseDecision(fallback_query(question, history, previous), "too_long")
+    if kept_share(question, cleaned, history) < MIN_KEPT_WORDS:
+        # e.g. "Gói này có được chi trả nha khoa không?" -> the previous question copied back, no "nha khoa"
+        return CondenseDecision(fallback_query(question, history, previous), "dropped_words")
     if _STILL_VAGUE.search(cleaned):
         # e.g. "Cái đó có hợp đồng thời vụ không?": the pronoun survived, so the subject is still missing.
         return CondenseDecision(fallback_query(question, history, previous), "still_dependent")

@@ -13,6 +13,19 @@ import unicodedata
 _VI_LETTERS = set("ăâđêôơưàáảãạằắẳẵặầấẩẫậèéẻẽẹềếểễệìíỉĩịòóỏõọồốổỗộờớởỡợùúủũụừứửữựỳýỷỹỵ")
 _WORD = re.compile(r"(?u)\w+")
 
+#: Function words of Vietnamese (syllables) and English: what a text is about is in the other words.
+FUNCTION_WORDS = frozenset(
+    # Vietnamese function syllables
+    "là của và các những được bị có cho với trong tại từ đến tới lên xuống này đó kia theo về khi "
+    "thì mà sẽ đã đang phải một mỗi hàng hằng nên để như vào ra ở trên dưới hơn không cũng còn rằng "
+    "nhưng hoặc hay thêm nữa rồi vẫn chỉ lúc nay hiện sau trước bởi bằng qua vì nếu do nào gì "
+    # English function words
+    "the a an of to for in on at by is was are were be been being has have had it its this that "
+    "these those and or with as from up now per each every than which who will shall must may can "
+    "could would should our their your his her all any not no new after before into over under also "
+    "only then there here so such get gets got s".split()
+)
+
 
 def normalize(text: str) -> str:
     """NFC-normalise, so composed and decomposed Vietnamese compare equal."""

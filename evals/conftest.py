@@ -1,6 +1,7 @@
 """`pytest evals/`: the bundled eval set replayed through the engine with the embedded defaults
-(multilingual-e5 embeddings, the packaged local LLM). One evaluation per session, shared by the
-floor tests; the index is built once in a temporary folder."""
+(multilingual-e5 embeddings, the packaged local LLM), on both splits: floors assert on the frozen
+test split, dev is measured beside it. One evaluation per split and session, shared by the floor
+tests; the index is built once in a temporary folder."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from app.config import SAMPLE_CORPUS, load_settings
 from evals.dataset import load_rows
 from evals.evaluation import run_evaluation
 
-EVAL_SET = Path(__file__).resolve().parent.parent / "data" / "eval" / "sample_conversations.jsonl"
+BANK = Path(__file__).resolve().parent.parent / "data" / "eval" / "bank"
+SPLITS = ("test", "dev")
 
 
 @pytest.fixture(scope="session")
@@ -30,12 +32,34 @@ def eval_pipeline(eval_settings):
     return open_pipeline(eval_settings, build_models(eval_settings))
 
 
-@pytest.fixture(scope="session")
-def eval_rows():
-    return load_rows(EVAL_SET)
+#: What the floors measured, for the terminal summary (test with dev beside).
+MEASURED: dict[str, object] = {}
 
 
 @pytest.fixture(scope="session")
-def retrieval_result(eval_pipeline, eval_rows):
-    """lastturn (rewriting off) and condense (the product) on every row, answers quoted."""
-    return run_evaluation(eval_pipeline, eval_rows, configs=["lastturn", "condense"], k=5, retrieval_only=False)
+def results(eval_pipeline):
+    """Per split: lastturn (rewriting off) and condense (the product) on every row, answers quoted."""
+    out = {split: run_evaluation(eval_pipeline, load_rows(BANK / split / "conversations.jsonl"),
+                                 configs=["lastturn", "condense"], k=5, retrieval_only=False)
+           for split in SPLITS}
+    MEASURED.update(out)
+    return out
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if not MEASURED:
+        return
+    lines = []
+    for config in ("condense", "lastturn"):
+        cells = []
+        for split in SPLITS:
+            s = MEASURED[split].summary[config]
+            answers = s["answers"]["by_turn"]["turn2+"]
+            cells.append(f"{split}: mrr@5 non_standalone/turn2+ {s['non_standalone/turn2+']['mrr@5']:.3f}, "
+                         f"hit@5 turn1 {s['all/turn1']['hit@5']:.2f}, refusal {s['refusal']['refusal_rate']:.2f} / "
+                         f"false {s['refusal']['false_refusal_rate']:.2f}, must_contain turn2+ "
+                         f"{answers['must_contain_hits']}/{answers['n_must_contain']}")
+        lines.append(f"{config:9} " + " | ".join(cells))
+    terminalreporter.write_sep("-", "bundled eval set, floors on test (dev beside)")
+    for line in lines:
+        terminalreporter.write_line(line)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from engines.text import FUNCTION_WORDS
+
 _SENT_END_RE = re.compile(r"[.!?;](?=\s)|\n")
 _TOKEN_RE = re.compile(r"\w+(?:[.\-]\w+)*")
 _INITIAL_CHARS = ".!?:;\n\"'“‘«•*-–—"
@@ -69,17 +71,6 @@ _NAME_STOP = frozenset(
     "january february march april may june july august september october november december "
     "jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday "
     "saturday sunday tháng thứ chủ nhật ngày năm quý i".split()
-)
-_STOP = frozenset(
-    # Vietnamese function syllables
-    "là của và các những được bị có cho với trong tại từ đến tới lên xuống này đó kia theo về khi "
-    "thì mà sẽ đã đang phải một mỗi hàng hằng nên để như vào ra ở trên dưới hơn không cũng còn rằng "
-    "nhưng hoặc hay thêm nữa rồi vẫn chỉ lúc nay hiện sau trước bởi bằng qua vì nếu do nào gì "
-    # English function words
-    "the a an of to for in on at by is was are were be been being has have had it its this that "
-    "these those and or with as from up now per each every than which who will shall must may can "
-    "could would should our their your his her all any not no new after before into over under also "
-    "only then there here so such get gets got s".split()
 )
 
 
@@ -170,5 +161,5 @@ def subjects_differ(
 def content_words(context: str) -> set[str]:
     return {
         t for t in (w.lower() for w in _TOKEN_RE.findall(context))
-        if len(t) >= 2 and any(c.isalpha() for c in t) and t not in _STOP
+        if len(t) >= 2 and any(c.isalpha() for c in t) and t not in FUNCTION_WORDS
     }

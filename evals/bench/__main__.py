@@ -34,7 +34,7 @@ from evals.bench.turns import run_turns
 from evals.dataset import EvalRow, load_rows
 from evals.llm_cache import CachedLLM
 
-PARTS = ("mtrag", "stock", "ingest", "scale", "turns", "report")
+PARTS = ("mtrag", "stock", "ingest", "scale", "turns", "service", "report")
 SAMPLE_DATASET = SAMPLE_CORPUS.parent / "eval" / "bank" / "dev" / "conversations.jsonl"
 
 
@@ -124,10 +124,64 @@ class ProductComposer:
         return build_pipeline(settings, self.models(), open_index(settings))
 
 
+SERVICE_SETUPS = {
+    # the service's own overhead: scripted LLM and hashed vectors, nothing slow behind it
+    "scripted": {"TURNRAG_LLM": "fake", "TURNRAG_EMBEDDING": "fake", "TURNRAG_REFUSAL_MIN_VECTOR": "0.25"},
+    # the embedded defaults: e5-small and the packaged model on llama.cpp's server
+    "local": {},
+}
+
+
+def run_service(work: Path, dataset: Path, setups: dict[str, list[int]]) -> dict[str, Any]:
+    """Start ``python -m app.serve`` per setup on loopback and load it; the in-process path beside it."""
+    import os
+    import socket
+    import subprocess
+
+    import httpx
+
+    from evals.bench.service import run_in_process, run_service_load
+    from evals.bench.turns import conversations
+
+    convs = [c[:5] for c in conversations(dataset, 1000) if len(c) >= 3]
+    result: dict[str, Any] = load(work / "service.json") or {}
+    for setup, levels in setups.items():
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        index = work / "idx" / f"service-{setup}"
+        env = {**os.environ, "TURNRAG_LOG_DIR": "", "TURNRAG_SESSION_STORE": str(work / f"service-{setup}.sqlite3"),
+               "TURNRAG_MAX_QUEUED_TURNS": "64", **SERVICE_SETUPS[setup]}
+        proc = subprocess.Popen([sys.executable, "-m", "app.serve", "--port", str(port), "--index", str(index)],
+                                env=env, stdout=subprocess.DEVNULL, stderr=(work / f"service-{setup}.log").open("w"))
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.time() + 600
+            while True:
+                try:
+                    if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if proc.poll() is not None or time.time() > deadline:
+                    raise SystemExit(f"service ({setup}) did not start: see {work / f'service-{setup}.log'}")
+                time.sleep(0.5)
+            loaded = run_service_load(base, convs, levels)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=60)
+        overrides = {k.removeprefix("TURNRAG_").lower(): v for k, v in SERVICE_SETUPS[setup].items()}
+        settings = load_settings(index_dir=index, log_dir=None, **overrides)
+        in_process = run_in_process(open_pipeline(settings, build_models(settings)), convs[: max(levels[:1] or [1])])
+        result[setup] = {"levels": loaded, "in_process": in_process, "conversations": len(convs)}
+        save(work / "service.json", result)
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evals.bench", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("parts", nargs="*", default=["all"], help=f"{', '.join(PARTS)} or all (all but turns)")
+    parser.add_argument("parts", nargs="*", default=["all"], help=f"{', '.join(PARTS)} or all (all but turns and service)")
     parser.add_argument("--src", type=Path, default=Path("../shared/benchmarks/mtrag"), help="mtRAG folder")
     parser.add_argument("--work", type=Path, default=Path("runs/bench"), help="cache folder (indexes, JSON)")
     parser.add_argument("--out", type=Path, default=Path("docs/benchmarks.md"))
@@ -143,11 +197,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--conversations", type=int, default=4, help="turns: conversations per answer mode")
     parser.add_argument("--retrieval-conversations", type=int, default=20, help="turns: conversations, retrieval pass")
     parser.add_argument("--answer-modes", default="extract,generate", help="turns: one whole-turn pass per mode")
+    parser.add_argument("--service-levels", default="scripted=1,8,32;local=1,2",
+                        help="service: concurrent sessions per setup (scripted LLM, the local model)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("bm25s").disabled = True  # it lowers its own level while indexing
     progress = ProgressBars(sys.stderr, every_s=20)
-    parts = [p for p in PARTS if p != "turns"] if "all" in args.parts else args.parts
+    parts = [p for p in PARTS if p not in ("turns", "service")] if "all" in args.parts else args.parts
     unknown = set(parts) - set(PARTS)
     if unknown:
         parser.error(f"unknown part(s) {sorted(unknown)}; use {', '.join(PARTS)} or all")
@@ -170,6 +226,10 @@ def main(argv: list[str] | None = None) -> int:
             for domain in DOMAINS:
                 composer.mtrag_data(domain)
             run_scale(args.work, [int(s) for s in args.sizes.split(",")], args.queries, composer, progress)
+        elif part == "service":
+            setups = {name: [int(n) for n in levels.split(",")] for name, _, levels in
+                      (item.partition("=") for item in args.service_levels.split(";") if item.strip())}
+            run_service(args.work, args.dataset, setups)
         elif part == "turns":
             modes = [m.strip() for m in args.answer_modes.split(",") if m.strip()]
             text = run_turns(composer, args.dataset, retrieval_convs=args.retrieval_conversations,

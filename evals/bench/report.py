@@ -119,6 +119,26 @@ def render(work: Path, machine: dict[str, Any], commands: list[str], out_dir: Pa
             lines.append(f"| {size} | {v['p50_ms']} | {v['p95_ms']} |")
         plots.append(_plot_scale(scale, out_dir / "bench_scale.png"))
         lines += ["", f"![latency vs size]({plots[-1].name})", ""]
+    service = _load(work / "service.json")
+    if service:
+        lines += ["## Service under load (loopback)", "",
+                  "`python -m app.serve` in its own process, N concurrent sessions x up to 5 turns of the bundled dev "
+                  "conversations through the session API with SSE; the in-process row is the same turns through a "
+                  "session in this process (the REPL's path). scripted = scripted LLM and hashed vectors (the "
+                  "service's own cost); local = e5-small and the packaged model.", "",
+                  "| setup | sessions | turns | turns/s | turn p50 / p95 ms | first token p50 / p95 ms | errors | cross-talk |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for setup, data in service.items():
+            for level in data["levels"]:
+                t, f = level["total_ms"], level["first_token_ms"]
+                lines.append(f"| {setup} | {level['sessions']} | {level['turns']} | {level['turns_per_s']} | "
+                             f"{_f(t['p50'], 0)} / {_f(t['p95'], 0)} | {_f(f['p50'], 0)} / {_f(f['p95'], 0)} | "
+                             f"{level['errors']} | {level['cross_talk']} |")
+            ip = data["in_process"]
+            lines.append(f"| {setup}, in process | 1 | {ip['turns']} | – | {_f(ip['total_ms']['p50'], 0)} / "
+                         f"{_f(ip['total_ms']['p95'], 0)} | {_f(ip['first_token_ms']['p50'], 0)} / "
+                         f"{_f(ip['first_token_ms']['p95'], 0)} | – | – |")
+        lines.append("")
     lines += goals(mtrag, stock, ingest, scale)
     notes = out_dir / "bench_notes.md"
     if notes.exists():  # hand-written: what was tried, which the JSON cannot say

@@ -152,3 +152,15 @@ def test_long_answers_are_cut_in_the_condense_prompt_questions_never():
     user_line, assistant_line = text.split("\nassistant: ")
     assert user_line.endswith("y" * 400)  # the user's words are the subject: never cut
     assert len(assistant_line) <= 301 and assistant_line.endswith("…")
+
+
+def test_a_rewrite_that_drops_what_the_follow_up_adds_falls_back():
+    history = msgs("Phí thường niên thẻ Vàng là bao nhiêu?", "200.000 đồng mỗi năm.")
+    copied_back = "Phí thường niên thẻ Vàng là bao nhiêu?"  # the condenser answered the previous question again
+    decision = condense.guard("Thẻ đó có được miễn phí rút tiền mặt không?", copied_back, history)
+    assert decision.fallback_reason == "dropped_words"
+    assert "rút tiền mặt" in decision.query and "thẻ Vàng" in decision.query.replace("Phí thường niên ", "")
+    # a faithful rewrite keeps the new words and is accepted as it is
+    faithful = "Thẻ Vàng có được miễn phí rút tiền mặt không?"
+    assert condense.guard("Thẻ đó có được miễn phí rút tiền mặt không?", faithful, history) == condense.CondenseDecision(faithful)
+    assert condense.kept_share("And for contractors?", "What is the allowance for contractor staff?", history) == 1.0
