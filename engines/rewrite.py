@@ -162,7 +162,7 @@ _EN_ASK_HEAD = re.compile(
 #: References to something said before, replaced by the subject they stand for.
 _ANAPHOR = re.compile(r"(?iu)(?<!\w)(cái đó|cái này|cái kia|điều đó|điều này|việc đó|việc này|loại đó|gói đó|khoản đó|"
                       r"trường hợp đó|trường hợp này|quy định đó|quy định này|nó|it|this|that|they|them|these|those)(?!\w)")
-MAX_SUBJECT_WORDS = 16
+MAX_SUBJECT_WORDS = 20
 
 
 def subject_of(question: str) -> str:
@@ -230,7 +230,15 @@ def kept_share(question: str, rewrite: str, history: Sequence[ChatMessage] = ())
 
 
 def guard(question: str, output: str, history: list[ChatMessage], previous: str | None = None) -> CondenseDecision:
-    """Accept the condenser's output, or fall back (see :func:`fallback_query`) with the reason."""
+    """Accept the condenser's output, or fall back with the reason: to the question itself when it
+    does not lean on earlier turns, else to :func:`fallback_query`."""
+    decision = _judge(question, output, history, previous)
+    if decision.fallback_reason and not looks_dependent(question):
+        return CondenseDecision(normalize(question).strip(), decision.fallback_reason)
+    return decision
+
+
+def _judge(question: str, output: str, history: list[ChatMessage], previous: str | None) -> CondenseDecision:
     cleaned = clean_output(output)
     if not cleaned:
         return CondenseDecision(fallback_query(question, history, previous), "empty")

@@ -9,6 +9,7 @@ wrong key, 404 a session that is not yours, 413/422 a message or history too lar
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -277,6 +278,5 @@ async def _chain(first: Event, rest: AsyncIterator[Event]) -> AsyncIterator[Even
 
 
 async def _thread(fn: Callable[..., Any], *args: Any) -> Any:
-    import asyncio
-
+    """Blocking store calls off the event loop."""
     return await asyncio.to_thread(fn, *args)

@@ -164,3 +164,9 @@ def test_a_rewrite_that_drops_what_the_follow_up_adds_falls_back():
     faithful = "Thẻ Vàng có được miễn phí rút tiền mặt không?"
     assert condense.guard("Thẻ đó có được miễn phí rút tiền mặt không?", faithful, history) == condense.CondenseDecision(faithful)
     assert condense.kept_share("And for contractors?", "What is the allowance for contractor staff?", history) == 1.0
+
+
+def test_a_follow_up_that_stands_alone_is_kept_when_the_condenser_fails():
+    question = "Phí rút tiền mặt của thẻ Bạch Kim tại ATM nước ngoài là bao nhiêu?"  # names its own subject
+    decision = condense.guard(question, "4% số tiền rút, tối thiểu 60.000 đồng.", HISTORY)
+    assert decision == condense.CondenseDecision(question, "answered")  # not glued to the previous subject
