@@ -166,7 +166,8 @@ def test_a_rewrite_that_drops_what_the_follow_up_adds_falls_back():
     assert condense.kept_share("And for contractors?", "What is the allowance for contractor staff?", history) == 1.0
 
 
-def test_a_follow_up_that_stands_alone_is_kept_when_the_condenser_fails():
-    question = "Phí rút tiền mặt của thẻ Bạch Kim tại ATM nước ngoài là bao nhiêu?"  # names its own subject
-    decision = condense.guard(question, "4% số tiền rút, tối thiểu 60.000 đồng.", HISTORY)
-    assert decision == condense.CondenseDecision(question, "answered")  # not glued to the previous subject
+def test_a_swap_never_keeps_the_old_name_beside_the_new_one():
+    # "Còn thẻ Bạch Kim thì sao?" after a question on "Thẻ Vàng": swap the whole name, not "Thẻ" alone
+    spans = {c.span for c in condense.swap_candidates("Thẻ Vàng có hạn mức rút tiền bao nhiêu?", "thẻ Bạch Kim")}
+    assert "Thẻ Vàng" in spans and "Thẻ" not in spans
+    assert "Thẻ" in {c.span for c in condense.swap_candidates("Thẻ Vàng có hạn mức rút tiền bao nhiêu?", "thẻ")}
