@@ -233,8 +233,8 @@ def guard(question: str, output: str, history: list[ChatMessage], previous: str 
     """Accept the condenser's output, or fall back (see :func:`fallback_query`) with the reason.
 
     The fallback composes even when the follow-up seems to stand alone: on the held-out dev split,
-    keeping such a follow-up as it was lost 3 answers of 73 and won none ("Gói này ...", "Có nộp
-    qua app được không?" lean on earlier turns without a pronoun the markers know)."""
+    keeping such a follow-up as it was lost 3 answers of 73 and won none (follow-ups lean on earlier
+    turns without any pronoun the markers know: a bare "this plan", an elided subject)."""
     cleaned = clean_output(output)
     if not cleaned:
         return CondenseDecision(fallback_query(question, history, previous), "empty")
