@@ -103,9 +103,10 @@ class Settings(_Sources):
         "LLM call). Unset = extract with the packaged local model (measured: it paraphrases wrongly, see README), "
         "generate with openai/openai-like.")
     answer_check: Literal["yesno", "select", "off"] = Field(
-        "yesno", description="extract mode: after quoting, the LLM judges. yesno: do the quoted clauses answer? "
-        "(refuse on NO); select: which of the numbered best clauses answers? (quote that one; refuse on 0); off. "
-        "true/false mean yesno/off.")
+        "off", description="extract mode: after quoting, the LLM judges. yesno: do the quoted clauses answer? "
+        "(refuse on NO); select: which of the numbered best clauses answers? (quote that one; refuse on 0); off "
+        "(default: on the held-out dev split both checks refused more answerable turns than they caught "
+        "unanswerable ones, docs/answers.md). true/false mean yesno/off.")
     clause_lexical_weight: float = Field(0.03, ge=0, description="extract mode: weight of a clause's BM25 score "
                                          "beside its cosine when choosing what to quote.")
     clause_slot_weight: float = Field(0.0, ge=0, description="extract mode: bonus for a clause that carries the kind "

@@ -3,7 +3,10 @@
 One short call (``max_tokens=4``); only an explicit NO (or KHÔNG) refuses, anything else keeps the
 quote, never a silent refusal. Measured on the bundled eval set (77 rows past the refusal gate,
 packaged 1.5B model): the Vietnamese wording says NO to 8 of 10 unanswerable questions and to 6 of 67
-answerable ones; the same question asked in English caught 5 of 10 (2 of 67 false).
+answerable ones; the same question asked in English caught 5 of 10 (2 of 67 false). On the
+held-out dev split (other organisations, other domains) it caught 4 of 11 unanswerable turns and
+refused 16 of 73 answerable ones, and the selector 9 of 11 for 41 of 73: both are opt-in
+(``TURNRAG_ANSWER_CHECK``), the default quotes without a check.
 """
 
 from __future__ import annotations

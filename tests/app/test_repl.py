@@ -134,6 +134,7 @@ def test_session_commands_filter_transform_and_route(tmp_path, corpus):
 
 def test_quoted_answers_and_their_debug_lines(tmp_path, corpus, monkeypatch):
     monkeypatch.setenv("TURNRAG_ANSWER_MODE", "extract")
+    monkeypatch.setenv("TURNRAG_ANSWER_CHECK", "yesno")
     code, out, _ = transcript(tmp_path, corpus, ["/debug", "Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?"],
                               hook=scripted("YES"))
     assert code == 0

@@ -48,7 +48,7 @@ def test_seed_conversation_retrieves_the_right_document_and_answers_right_at_eve
         assert re.search(correct, answer), (question, answer)
         assert gold in {s.doc_id for s in record.sources}
     first, swap, pronoun = engine.records
-    assert first.condense.used_llm is False and first.llm_calls == 1  # the yes/no check only
+    assert first.condense.used_llm is False and first.llm_calls == 0  # quoted, no check by default
     # "Còn hợp đồng thời vụ thì sao?": the subject swapped into turn 1's question, no LLM call
     assert swap.condense.rule == "swap" and not swap.condense.used_llm
     assert swap.query == "Nhân viên hợp đồng thời vụ được nghỉ phép năm bao nhiêu ngày?"

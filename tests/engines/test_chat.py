@@ -167,7 +167,7 @@ def test_retrieval_only_turn_makes_no_answer_call(make_pipeline):
 
 
 def test_extract_mode_quotes_clauses_after_a_yes_no_check(make_pipeline):
-    engine, llm = engine_with(make_pipeline, "YES", answer_mode="extract")
+    engine, llm = engine_with(make_pipeline, "YES", answer_mode="extract", answer_check="yesno")
     response = engine.stream_chat("Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?")
     streamed = "".join(response.response_gen)
     record = engine.last_record
@@ -183,15 +183,15 @@ def test_extract_mode_quotes_clauses_after_a_yes_no_check(make_pipeline):
 
 
 def test_extract_mode_refuses_when_the_check_says_the_quotes_do_not_answer(make_pipeline):
-    engine, llm = engine_with(make_pipeline, "NO", answer_mode="extract")
+    engine, llm = engine_with(make_pipeline, "NO", answer_mode="extract", answer_check="yesno")
     response = engine.chat("Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?")
     record = engine.last_record
     assert record.refused and record.refusal_reason == "check_not_answered"
     assert response.response == REFUSALS["vi"] and record.sources == [] and response.source_nodes == []
 
 
-def test_extract_mode_without_the_check_makes_no_llm_call(make_pipeline):
-    engine, llm = engine_with(make_pipeline, answer_mode="extract", answer_check=False)
+def test_extract_mode_quotes_without_an_llm_call_by_default(make_pipeline):
+    engine, llm = engine_with(make_pipeline, answer_mode="extract")  # answer_check "off" by default
     response = engine.chat("Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?")
     assert llm.calls == 0 and engine.last_record.llm_calls == 0
     assert response.response.startswith("Theo tài liệu:")
@@ -212,7 +212,8 @@ def test_retrieval_only_preparation_neither_quotes_nor_checks(make_pipeline):
 
 
 def test_check_after_a_condense_fallback_asks_the_composed_standalone_question(make_pipeline):
-    engine, llm = engine_with(make_pipeline, "YES", "Có, được cộng dồn 5 ngày.", "YES", answer_mode="extract")
+    engine, llm = engine_with(make_pipeline, "YES", "Có, được cộng dồn 5 ngày.", "YES", answer_mode="extract",
+                              answer_check="yesno")
     engine.chat("Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?")
     engine.chat("Cái đó có được cộng dồn không?")  # the condenser answers instead of rewriting
     record = engine.last_record
