@@ -23,11 +23,13 @@ from typing import Any
 
 import numpy as np
 
+from engines.conflicts import DEFAULT_MIN_CLAIM_OVERLAP
 from engines.conflicts.graph import analyze, detect_pairs, resolve
 from engines.io import read_jsonl
 from engines.text import detect_language
 
 DEFAULT_GATES = (0.0, 0.68, 0.75, 0.80, 0.85, 0.88, 0.90, 0.92, 0.94)
+CLAIM_OVERLAPS = (0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,8 @@ def _date(text: str) -> dt.date | None:
         return None
 
 
-def predict(rows: list[PairRow], similarities: np.ndarray, gate: float, skip_years: bool = True) -> list[dict[str, Any]]:
+def predict(rows: list[PairRow], similarities: np.ndarray, gate: float, skip_years: bool = True,
+            claim_overlap: float = 0.0) -> list[dict[str, Any]]:
     preds = []
     for row, sim in zip(rows, similarities):
         # two documents: distinct sources, so the same-date companion rule applies as in the engine
@@ -109,7 +112,7 @@ def predict(rows: list[PairRow], similarities: np.ndarray, gate: float, skip_yea
         b = analyze("b", row.text_b, _date(row.date_b), lang=detect_language(row.text_b), skip_years=skip_years,
                     title=row.title_b, source="doc-b")
         matrix = np.array([[1.0, sim], [sim, 1.0]])
-        pairs = detect_pairs([a, b], matrix, sim_threshold=gate)
+        pairs = detect_pairs([a, b], matrix, sim_threshold=gate, min_claim_overlap=claim_overlap)
         resolution = resolve([a, b], pairs)
         kept = None
         if resolution.dropped_ids:
@@ -222,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-kind", type=int, default=300, help="RAMDocs pairs sampled per kind (0 = all)")
     parser.add_argument("--embedding", default="e5-small")
     parser.add_argument("--gate", type=float, default=None, help="similarity gate (default: the product setting)")
+    parser.add_argument("--claim-overlap", type=float, default=None,
+                        help="numeric conflicts: least overlap of the two claims' masked words (default: the product's)")
     parser.add_argument("--llm-check", metavar="LLM", help="also run the optional LLM check (local, openai, ...) on "
                         "same-topic pairs the heuristics did not flag, and report with and without it")
     parser.add_argument("--llm-limit", type=int, default=None, help="ask the LLM about at most N pairs per kind")
@@ -237,11 +242,12 @@ def main(argv: list[str] | None = None) -> int:
     from engines.models.registry import calibration_for
 
     gate = args.gate if args.gate is not None else calibration_for(args.embedding).conflict_similarity
+    claim = args.claim_overlap if args.claim_overlap is not None else DEFAULT_MIN_CLAIM_OVERLAP
     rows = ramdocs_pairs(args.ramdocs, args.per_kind or None) if args.ramdocs else load_pairs(args.pairs, args.corpus)
     sims = embed_similarities(rows, args.embedding)
-    preds = predict(rows, sims, gate)
+    preds = predict(rows, sims, gate, claim_overlap=claim)
     table = scores(preds)
-    print(f"{len(rows)} pairs, embedding {args.embedding}, gate {gate}")
+    print(f"{len(rows)} pairs, embedding {args.embedding}, gate {gate}, claim overlap {claim}")
     print(f"{'kind':18} {'n':>4} {'flagged':>8} {'precision':>9} {'recall':>7} {'f1':>6}")
     for kind, s in table.items():
         print(f"{kind:18} {s['n']:4d} {s['flag_rate']:8.2f} {s['precision']:9.2f} {s['recall']:7.2f} {s['f1']:6.2f}")
@@ -252,10 +258,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'gate':>5} " + " ".join(f"{k[:14]:>14}" for k in kinds) + "    f1")
     sweep = {}
     for g in DEFAULT_GATES:
-        t = scores(predict(rows, sims, g))
+        t = scores(predict(rows, sims, g, claim_overlap=claim))
         sweep[g] = t
         print(f"{g:5.2f} " + " ".join(f"{t[k]['flag_rate']:14.2f}" for k in kinds) + f"  {t['all']['f1']:.2f}")
-    no_year_filter = scores(predict(rows, sims, gate, skip_years=False))
+    print("\nclaim overlap sweep (numeric conflicts; at the gate):")
+    claim_sweep = {}
+    for c in CLAIM_OVERLAPS:
+        t = scores(predict(rows, sims, gate, claim_overlap=c))["all"]
+        claim_sweep[c] = t
+        print(f"{c:5.2f} precision {t['precision']:.2f} recall {t['recall']:.2f} f1 {t['f1']:.2f} flagged {t['flag_rate']:.2f}")
+    no_year_filter = scores(predict(rows, sims, gate, skip_years=False, claim_overlap=claim))
     print(f"\nyear filter off: f1 {no_year_filter['all']['f1']:.2f} (on: {table['all']['f1']:.2f})")
     llm_result = None
     if args.llm_check:
@@ -276,7 +288,8 @@ def main(argv: list[str] | None = None) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "conflicts_report.json").write_text(json.dumps(
             {"gate": gate, "embedding": args.embedding, "scores": table, "sweep": {str(k): v for k, v in sweep.items()},
-             "year_filter_off": no_year_filter, "llm_check": llm_result, "predictions": preds}, ensure_ascii=False, indent=2), encoding="utf-8")
+             "year_filter_off": no_year_filter, "claim_overlap": claim,
+             "claim_sweep": {str(k): v for k, v in claim_sweep.items()}, "llm_check": llm_result, "predictions": preds}, ensure_ascii=False, indent=2), encoding="utf-8")
     return 0
 
 

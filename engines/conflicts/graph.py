@@ -33,6 +33,9 @@ quantities (qa, qb):
 5. Context overlap (``require_context_overlap``): the few words before the
    two numbers share at least one content word ("giới hạn", "revenue"). If
    either context has no content words, this check is skipped.
+6. Same claim (``min_claim_overlap``): the two sentences holding the numbers, values masked,
+   share at least that share of their words (Jaccard). Two documents on one topic state many
+   numbers; only those in sentences saying the same thing are two values of one claim.
 
 Known limits: names that begin a sentence are invisible to rule 4
 ("Illinois opens at 9:00"). So are lowercase subjects outside the lexicon
@@ -56,10 +59,19 @@ from numpy.typing import ArrayLike
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components as csgraph_components
 
-from engines.conflicts import DEFAULT_SIM_THRESHOLD  # seed: drops unrelated passages sharing a number
+from engines.conflicts import DEFAULT_MIN_CLAIM_OVERLAP, DEFAULT_SIM_THRESHOLD
 from engines.conflicts.negation import Cue, find_abolition_cues
 from engines.conflicts.numbers import Lang, Quantity, parse_quantities
-from engines.conflicts.subjects import Profile, content_words, markers, profile, sentence_prefix, subjects_differ
+from engines.conflicts.subjects import (
+    Profile,
+    claim_sentence,
+    claim_words,
+    content_words,
+    markers,
+    profile,
+    sentence_prefix,
+    subjects_differ,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -175,6 +187,7 @@ class _Facts:
     profile: Profile
     markers: tuple[set[tuple[str, str]], ...]  # one per quantity
     contexts: tuple[set[str], ...]  # one per quantity
+    claims: tuple[frozenset[str], ...]  # one per quantity: its sentence's words, values masked
 
 
 def _facts(p: Passage) -> _Facts:
@@ -188,13 +201,19 @@ def _facts(p: Passage) -> _Facts:
         markers=tuple(markers(sentence_prefix(text, q.span[0])) | title_markers for q in p.quantities),
         contexts=tuple(content_words(q.context) | content_words(sentence_prefix(text, q.span[0]))
                        for q in p.quantities),
+        claims=tuple(claim_words(claim_sentence(text, *q.span)) for q in p.quantities),
     )
+
+
+def claim_overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    """Jaccard overlap of two claims' masked words: how far they state the same thing."""
+    return len(a & b) / len(a | b) if a and b else 0.0
 
 
 def _numeric_evidence(
     pa: Passage, fa: _Facts, pb: Passage, fb: _Facts, *,
     rel_tol: float, require_context_overlap: bool, subject_veto: bool,
-    min_context_overlap: float = 0.5, require_unit: bool = True,
+    min_context_overlap: float = 0.5, require_unit: bool = True, min_claim_overlap: float = 0.0,
 ) -> tuple[str, ...]:
     evidence: list[str] = []
     for i, qa in enumerate(pa.quantities):
@@ -211,6 +230,8 @@ def _numeric_evidence(
             ca, cb = fa.contexts[i], fb.contexts[j]
             if require_context_overlap and ca and cb and len(ca & cb) / min(len(ca), len(cb)) < min_context_overlap:
                 continue  # the words before the two numbers must mostly agree: same quantity, new value
+            if min_claim_overlap and claim_overlap(fa.claims[i], fb.claims[j]) < min_claim_overlap:
+                continue  # the two sentences must state the same claim (subject, attribute, scope)
             item = f"{qa.text} vs {qb.text}"
             if item not in evidence:
                 evidence.append(item)
@@ -247,6 +268,7 @@ def detect_pairs(
     min_context_overlap: float = 0.5,
     require_unit: bool = True,
     companion_veto: bool = True,
+    min_claim_overlap: float = DEFAULT_MIN_CLAIM_OVERLAP,
 ) -> list[ConflictPair]:
     """Conflicting pairs among ``passages``, ordered by input position.
 
@@ -283,6 +305,7 @@ def detect_pairs(
                 pa, fa, pb, fb, rel_tol=rel_tol,
                 require_context_overlap=require_context_overlap, subject_veto=subject_veto,
                 min_context_overlap=min_context_overlap, require_unit=require_unit,
+                min_claim_overlap=min_claim_overlap,
             )
             if evidence:
                 out.append(ConflictPair(pa.id, pb.id, "numeric", evidence, s))

@@ -148,6 +148,18 @@ def sentence_prefix(text: str, start: int) -> str:
     return text[ends[-1].end() if ends else 0:start]
 
 
+def claim_sentence(text: str, start: int, end: int) -> str:
+    """The sentence (or table row, or ``;``-separated item) holding ``text[start:end]``: one claim."""
+    ends = list(_SENT_END_RE.finditer(text, 0, start))
+    following = _SENT_END_RE.search(text, end)
+    return text[ends[-1].end() if ends else 0:following.start() if following else len(text)]
+
+
+def claim_words(sentence: str) -> frozenset[str]:
+    """What a claim is about, its values masked: content words without the numbers."""
+    return frozenset(w for w in content_words(sentence) if not any(c.isdigit() for c in w))
+
+
 def subjects_differ(
     markers_a: set[tuple[str, str]], prof_a: Profile,
     markers_b: set[tuple[str, str]], prof_b: Profile,
