@@ -129,19 +129,47 @@ def _replay_rows(session: Session, rows: Sequence[EvalRow], config: QueryConfig,
             results.append(RowResult(config.name, index, row, skipped=turn_input.skip_reason))
         else:
             current = _apply_row_filter(session, row, current)
-            session.reset()  # no memory carried between rows: the row's history is the history
             history = list(turn_input.chat_history)
-            if retrieval_only:
-                record = session.run_until(RETRIEVAL_ONLY_UNTIL, turn_input.message, history)
+            try:
+                record = _with_one_retry(lambda: _row_turn(session, turn_input.message, history, retrieval_only), row)
+            except Exception as exc:  # noqa: BLE001 - only the LLM server's transient failures reach here
+                if not is_llm_unreachable(exc):
+                    raise
+                logger.warning("%s: skipped after two attempts: %s: %s", row.where, type(exc).__name__, exc)
+                results.append(RowResult(config.name, index, row, skipped=f"llm error: {type(exc).__name__}"))
             else:
-                stream = session.prepare(turn_input.message, history)
-                stream.text()
-                record = _recorded(stream.record)
-            seen = tuple((_role(m.role), m.content or "") for m in history)
-            results.append(from_record(config.name, index, row, turn_input.message, record, seen))
+                seen = tuple((_role(m.role), m.content or "") for m in history)
+                results.append(from_record(config.name, index, row, turn_input.message, record, seen))
         if on_progress:
             on_progress(config.name, index + 1, len(rows))
     return results
+
+
+def _row_turn(session: Session, message: str, history: list[Any], retrieval_only: bool) -> TurnRecord:
+    session.reset()  # no memory carried between rows: the row's history is the history
+    if retrieval_only:
+        return session.run_until(RETRIEVAL_ONLY_UNTIL, message, history)
+    stream = session.prepare(message, history)
+    stream.text()
+    return _recorded(stream.record)
+
+
+def is_llm_unreachable(exc: BaseException) -> bool:
+    """A timeout or a refused connection from the LLM client (openai/httpx name them so)."""
+    name = type(exc).__name__
+    return "Timeout" in name or "Connection" in name
+
+
+def _with_one_retry(turn: Callable[[], TurnRecord], row: EvalRow) -> TurnRecord:
+    """A long evaluation on a busy machine must not die at row 150 on one slow LLM call: the row is
+    tried once more, then the caller records it as skipped (the report lists skipped rows)."""
+    try:
+        return turn()
+    except Exception as exc:  # noqa: BLE001
+        if not is_llm_unreachable(exc):
+            raise
+        logger.warning("%s: %s, trying the row once more", row.where, type(exc).__name__)
+        return turn()
 
 
 def _replay_live(session: Session, rows: Sequence[EvalRow], config: QueryConfig,

@@ -243,3 +243,36 @@ def test_composed_configurations_run_transforms_by_name(pipeline) -> None:
     assert result.llm_calls == 2 and [t.split(":")[0] for t in result.transforms] == ["multiquery", "stepback"]
     with pytest.raises(ConfigError, match="modifiers joined by"):
         get_config("condense+rerank")
+
+
+class APITimeoutError(Exception):
+    """Named like the openai client's: what a busy llama.cpp server gives after the timeout."""
+
+
+def test_a_slow_llm_call_is_retried_once_then_the_row_is_skipped_not_the_run(pipeline, rows, monkeypatch):
+    llm = pipeline.models.condense_llm
+    original = type(llm)._reply
+    failures = {"left": 1}
+
+    def flaky(self, prompt):
+        if failures["left"]:
+            failures["left"] -= 1
+            raise APITimeoutError("Request timed out.")
+        return original(self, prompt)
+
+    monkeypatch.setattr(type(llm), "_reply", flaky)
+    results = replay(pipeline, rows, get_config("condense"), retrieval_only=True)
+    assert all(r.scored for r in results)  # the first failure was retried
+
+    failures["left"] = 10**6  # the LLM server is gone for good
+    results = replay(pipeline, rows, get_config("condense"), retrieval_only=True)
+    skipped = {r.row.key: r.skipped for r in results if not r.scored}
+    assert skipped == {"hr#3": "llm error: APITimeoutError", "card#3": "llm error: APITimeoutError",
+                       "api#2": "llm error: APITimeoutError"}  # the rows that needed the condenser
+    assert results[0].scored  # turn 1 needs no LLM
+
+
+def test_other_errors_still_stop_the_run(pipeline, rows, monkeypatch):
+    monkeypatch.setattr(type(pipeline.models.condense_llm), "_reply", lambda self, prompt: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        replay(pipeline, rows, get_config("condense"), retrieval_only=True)
