@@ -123,7 +123,7 @@ def test_app_and_evals_touch_no_private_member_of_ours() -> None:
 def test_only_cli_entry_points_of_evals_import_app() -> None:
     """The measuring library goes through engines' public API; only the command lines (and pytest's
     conftest) compose a pipeline with app."""
-    entry_points = {"evals.replay", "evals.calibrate", "evals.conflicts", "evals.routes", "evals.conftest",
+    entry_points = {"evals.replay", "evals.variants", "evals.calibrate", "evals.conflicts", "evals.routes", "evals.conftest",
                     "evals.bench.__main__"}
     importers = {name for name, path in MODULES.items()
                  if name.startswith("evals") and any(m.startswith("app") for m in _imports(name, path))}
