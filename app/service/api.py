@@ -105,6 +105,22 @@ async def _primed(events: AsyncIterator[Event]) -> tuple[Event, AsyncIterator[Ev
     return await anext(events), events
 
 
+async def _while_listening(request: Request, first: Event, rest: AsyncIterator[Event]) -> AsyncIterator[Event]:
+    """The turn's events while the client is there. A client gone (tab closed, request cancelled)
+    closes the turn's generator: the LLM stream is closed with it, so no more tokens are made, and
+    the turn is not stored."""
+    try:
+        yield first
+        async for event in rest:
+            if await request.is_disconnected():
+                return
+            yield event
+    finally:
+        close = getattr(rest, "aclose", None)
+        if close is not None:
+            await close()
+
+
 def create_app(state: ServiceState, keys: Keys, model_name: str) -> FastAPI:
     app = FastAPI(title="turnrag", version="1", on_startup=[state.start])
 
@@ -163,7 +179,8 @@ def create_app(state: ServiceState, keys: Keys, model_name: str) -> FastAPI:
         return {"object": "list", "data": [{"id": model_name, "object": "model", "owned_by": "turnrag"}]}
 
     @app.post("/v1/chat/completions", response_model=None)
-    async def chat_completions(body: ChatCompletionRequest, who: Caller = Depends(caller)) -> Response:
+    async def chat_completions(body: ChatCompletionRequest, request: Request,
+                               who: Caller = Depends(caller)) -> Response:
         service = state.ready()
         *earlier, last = body.messages
         if last.role != "user":
@@ -192,7 +209,7 @@ def create_app(state: ServiceState, keys: Keys, model_name: str) -> FastAPI:
             async def stream() -> AsyncIterator[str]:
                 yield chunk({"role": "assistant", "content": ""})
                 try:
-                    async for name, data in _chain(first, rest):
+                    async for name, data in _while_listening(request, first, rest):
                         if name == "token":
                             yield chunk({"content": data["text"]})
                         elif name == "done":
@@ -250,7 +267,7 @@ def create_app(state: ServiceState, keys: Keys, model_name: str) -> FastAPI:
         if "text/event-stream" in request.headers.get("accept", ""):
             async def stream() -> AsyncIterator[str]:
                 try:
-                    async for name, data in _chain(first, rest):
+                    async for name, data in _while_listening(request, first, rest):
                         yield sse(name, data)
                 except Exception as exc:  # noqa: BLE001 - nothing was stored: say why in the stream
                     yield sse("error", {"message": explain(exc, service)[1]})

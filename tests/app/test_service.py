@@ -230,3 +230,63 @@ def test_no_keys_means_loopback_only() -> None:
     from app.serve import main
 
     assert main(["--host", "0.0.0.0", "--llm", "fake", "--embedding", "fake"]) == 2
+
+
+class APIConnectionError(Exception):
+    """Named like the openai client's when nothing listens at the LLM's URL."""
+
+
+class DownLLM(ScriptedLLM):
+    def _reply(self, prompt: str) -> str:
+        raise APIConnectionError("Connection error.")
+
+
+def test_an_llm_server_that_is_down_is_a_503_naming_its_url(service, tmp_path) -> None:
+    url = "http://127.0.0.1:9/v1"  # nothing listens on the discard port
+    with serving(service(DownLLM(), llm_api_base=url), Keys(None)) as base:
+        body = {"messages": [{"role": "user", "content": "Thẻ SKU-4471 có phí thường niên bao nhiêu?"}]}
+        reply = httpx.post(f"{base}/v1/chat/completions", json=body, timeout=30)
+        assert reply.status_code == 503, reply.text
+        assert url in reply.json()["error"]["message"] and "APIConnectionError" in reply.json()["error"]["message"]
+        sid = httpx.post(f"{base}/v1/sessions").json()["id"]
+        sse_reply = httpx.post(f"{base}/v1/sessions/{sid}/messages", headers={"Accept": "text/event-stream"},
+                               json={"content": "Thẻ SKU-4471 có phí thường niên bao nhiêu?"}, timeout=30)
+        name, data = events_of(sse_reply.text)[-1]
+        assert name == "error" and url in data["message"]
+        assert httpx.get(f"{base}/v1/sessions/{sid}").json()["messages"] == []  # nothing stored
+
+
+class DripLLM(ScriptedLLM):
+    """Streams a long answer a word at a time and counts the words it produced."""
+
+    produced: int = 0
+
+    def stream_complete(self, prompt, formatted=False, **kwargs):
+        from llama_index.core.base.llms.types import CompletionResponse
+
+        self.prompts.append(prompt)
+
+        def gen():
+            text = ""
+            for i in range(60):
+                time.sleep(0.05)
+                self.produced += 1
+                text += f"từ{i} "
+                yield CompletionResponse(text=text, delta=f"từ{i} ")
+        return gen()
+
+
+def test_a_client_that_disconnects_mid_stream_stops_generation_and_stores_nothing(service, tmp_path) -> None:
+    llm = DripLLM()
+    with serving(service(llm), Keys(None)) as base:
+        sid = httpx.post(f"{base}/v1/sessions").json()["id"]
+        with httpx.stream("POST", f"{base}/v1/sessions/{sid}/messages", headers={"Accept": "text/event-stream"},
+                          json={"content": "Thẻ SKU-4471 có phí thường niên bao nhiêu?"}, timeout=30) as reply:
+            for line in reply.iter_lines():
+                if line == "event: token":
+                    break  # the user closed the tab
+        time.sleep(1.5)  # the whole answer would take 3 s
+        produced = llm.produced
+        time.sleep(1.0)
+        assert produced < 60 and llm.produced == produced  # stopped, and stays stopped
+        assert httpx.get(f"{base}/v1/sessions/{sid}").json()["messages"] == []
