@@ -128,6 +128,24 @@ def open_chroma(index_dir: Path, host: str | None = None, port: int | None = Non
     return chromadb.PersistentClient(path=str(path), settings=settings)
 
 
+def _unreachable(exc: BaseException) -> bool:
+    """A Chroma server that went away: httpx and chromadb name these errors so."""
+    name = type(exc).__name__
+    return isinstance(exc, (ConnectionError, TimeoutError)) or "Connect" in name or "Timeout" in name
+
+
+def chroma_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` on a collection; a server that went away becomes ``IndexUnavailable``
+    naming Chroma (a 503 in the service, one line in the CLIs), not an error blamed on the LLM."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:
+        if not _unreachable(exc):
+            raise
+        raise IndexUnavailable(f"the Chroma server is unreachable ({type(exc).__name__}: {exc}); "
+                               "start `chroma run` again (TURNRAG_CHROMA_HOST/PORT)") from exc
+
+
 def get_collection(client: Any, name: str, create: bool = True) -> Any:
     """The chunk collection, in cosine space so scores are comparable to a threshold."""
     if create:
@@ -198,7 +216,7 @@ class ChromaVectorRetriever(BaseRetriever):
 
     def _query(self, embedding: list[float]) -> list[NodeWithScore]:
         flt = self.metadata_filter
-        count = self._collection.count()
+        count = chroma_call(self._collection.count)
         if count == 0 or flt.matches_nothing:
             return []
         k = self.similarity_top_k
@@ -216,11 +234,11 @@ class ChromaVectorRetriever(BaseRetriever):
     def best_cosines(self, embeddings: list[list[float]]) -> list[float]:
         """For each query vector, the cosine of the closest chunk this retriever may return: how
         well the corpus supports a candidate query. One Chroma call for all vectors."""
-        count = self._collection.count()
+        count = chroma_call(self._collection.count)
         if not embeddings or count == 0 or self.metadata_filter.matches_nothing:
             return [float("-inf")] * len(embeddings)
-        result = self._collection.query(query_embeddings=embeddings, n_results=min(10, count),
-                                        include=["metadatas", "distances"])
+        result = chroma_call(self._collection.query, query_embeddings=embeddings, n_results=min(10, count),
+                             include=["metadatas", "distances"])
         best = []
         for metadatas, distances in zip(result["metadatas"], result["distances"]):
             allowed = [1.0 - float(d) for m, d in zip(metadatas, distances) if self.metadata_filter.matches(m or {})]
@@ -229,8 +247,8 @@ class ChromaVectorRetriever(BaseRetriever):
 
     def _run(self, embedding: list[float], n_results: int, where: dict[str, Any] | None,
              flt: MetadataFilter) -> list[NodeWithScore]:
-        result = self._collection.query(
-            query_embeddings=[embedding], n_results=n_results, where=where,
+        result = chroma_call(
+            self._collection.query, query_embeddings=[embedding], n_results=n_results, where=where,
             include=["documents", "metadatas", "distances", "embeddings"],
         )
         nodes = []

@@ -28,6 +28,7 @@ from app.service.admission import Busy
 from app.service.keys import Caller, Keys
 from app.service.turns import Event, RequestError, TurnService
 from engines.errors import TurnragError
+from engines.store import chroma_call
 
 WEB_PAGE = Path(__file__).resolve().parent.parent / "web" / "index.html"
 RETRY_AFTER_S = "2"
@@ -159,7 +160,7 @@ def create_app(state: ServiceState, keys: Keys, model_name: str) -> FastAPI:
             service = state.ready()
             service.store.ping()
             if service.pipeline.index is not None:
-                service.pipeline.index.collection.count()
+                chroma_call(service.pipeline.index.collection.count)
         except Exception as exc:  # noqa: BLE001 - each cause becomes a 503 naming it
             status, message, kind = explain(exc, state.service)
             return _error(503 if status >= 500 else status, message, kind)

@@ -21,15 +21,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def chroma_server(tmp_path_factory):
-    tmp_path = tmp_path_factory.mktemp("chroma")
+def start_chroma(folder: Path) -> tuple[subprocess.Popen, int]:
+    """`chroma run` on 127.0.0.1 with its data in ``folder``; (process, port) once it listens."""
     exe = str(CHROMA) if CHROMA.exists() else shutil.which("chroma")
     if exe is None:
         pytest.fail("the `chroma` command (from the chromadb package) is not installed")
     port = _free_port()
-    log = (tmp_path / "chroma.log").open("w")
-    proc = subprocess.Popen([exe, "run", "--path", str(tmp_path / "server-data"), "--host", "127.0.0.1",
+    log = (folder / "chroma.log").open("w")
+    proc = subprocess.Popen([exe, "run", "--path", str(folder / "server-data"), "--host", "127.0.0.1",
                              "--port", str(port)], stdout=log, stderr=subprocess.STDOUT)
     deadline = time.time() + 60
     while time.time() < deadline:
@@ -38,15 +37,24 @@ def chroma_server(tmp_path_factory):
                 break
         except OSError:
             if proc.poll() is not None:
-                pytest.fail(f"chroma run exited: {(tmp_path / 'chroma.log').read_text()}")
+                pytest.fail(f"chroma run exited: {(folder / 'chroma.log').read_text()}")
             time.sleep(0.2)
-    yield port
+    return proc, port
+
+
+def stop(proc: subprocess.Popen) -> None:
     proc.terminate()
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         proc.kill()
-    log.close()
+
+
+@pytest.fixture(scope="module")
+def chroma_server(tmp_path_factory):
+    proc, port = start_chroma(tmp_path_factory.mktemp("chroma"))
+    yield port
+    stop(proc)
 
 
 @pytest.mark.server
@@ -72,3 +80,19 @@ def test_unreachable_server_is_explained(tmp_path, corpus):
                              embedding="fake", llm="fake", log_dir=None)
     with pytest.raises(IndexUnavailable, match="chroma run"):
         ingest_path(settings, corpus)
+
+
+@pytest.mark.server
+def test_a_chroma_server_that_goes_away_is_named(tmp_path, corpus):
+    from engines.errors import IndexUnavailable
+
+    proc, port = start_chroma(tmp_path)
+    try:
+        settings = load_settings(index_dir=tmp_path / "index", chroma_host="127.0.0.1", chroma_port=port,
+                                 embedding="fake", llm="fake", log_dir=None, top_k=3, candidate_k=10, conflicts=False)
+        ingest_path(settings, corpus)
+        pipeline = open_pipeline(settings)
+    finally:
+        stop(proc)
+    with pytest.raises(IndexUnavailable, match="Chroma server is unreachable"):
+        pipeline.retriever().retrieve("Thẻ SKU-4417 có phí thường niên bao nhiêu?")
