@@ -23,3 +23,10 @@ class IndexUnavailable(TurnragError):
 
 class ModelUnavailable(TurnragError):
     """An LLM or embedding model cannot be loaded or reached."""
+
+
+def is_unreachable(exc: BaseException) -> bool:
+    """A server that is down or too slow: a refused connection or a timeout, as the standard
+    library, httpx, the openai client and chromadb name them."""
+    name = type(exc).__name__
+    return isinstance(exc, (ConnectionError, TimeoutError)) or "Connect" in name or "Timeout" in name

@@ -22,7 +22,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from engines.bm25 import VietEnBM25Retriever
-from engines.errors import IndexUnavailable
+from engines.errors import IndexUnavailable, is_unreachable
 from engines.filters import NO_FILTER, MetadataFilter
 from engines.io import atomic_write
 
@@ -128,19 +128,13 @@ def open_chroma(index_dir: Path, host: str | None = None, port: int | None = Non
     return chromadb.PersistentClient(path=str(path), settings=settings)
 
 
-def _unreachable(exc: BaseException) -> bool:
-    """A Chroma server that went away: httpx and chromadb name these errors so."""
-    name = type(exc).__name__
-    return isinstance(exc, (ConnectionError, TimeoutError)) or "Connect" in name or "Timeout" in name
-
-
 def chroma_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` on a collection; a server that went away becomes ``IndexUnavailable``
     naming Chroma (a 503 in the service, one line in the CLIs), not an error blamed on the LLM."""
     try:
         return fn(*args, **kwargs)
     except Exception as exc:
-        if not _unreachable(exc):
+        if not is_unreachable(exc):
             raise
         raise IndexUnavailable(f"the Chroma server is unreachable ({type(exc).__name__}: {exc}); "
                                "start `chroma run` again (TURNRAG_CHROMA_HOST/PORT)") from exc

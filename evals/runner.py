@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engines.chat import ConversationalRAGEngine
-from engines.errors import ConfigError
+from engines.errors import ConfigError, is_unreachable
 from engines.record import TurnRecord
 from engines.session import Session
 from evals.buckets import turn_bucket
@@ -133,7 +133,7 @@ def _replay_rows(session: Session, rows: Sequence[EvalRow], config: QueryConfig,
             try:
                 record = _with_one_retry(lambda: _row_turn(session, turn_input.message, history, retrieval_only), row)
             except Exception as exc:  # noqa: BLE001 - only the LLM server's transient failures reach here
-                if not is_llm_unreachable(exc):
+                if not is_unreachable(exc):
                     raise
                 logger.warning("%s: skipped after two attempts: %s: %s", row.where, type(exc).__name__, exc)
                 results.append(RowResult(config.name, index, row, skipped=f"llm error: {type(exc).__name__}"))
@@ -154,19 +154,13 @@ def _row_turn(session: Session, message: str, history: list[Any], retrieval_only
     return _recorded(stream.record)
 
 
-def is_llm_unreachable(exc: BaseException) -> bool:
-    """A timeout or a refused connection from the LLM client (openai/httpx name them so)."""
-    name = type(exc).__name__
-    return "Timeout" in name or "Connection" in name
-
-
 def _with_one_retry(turn: Callable[[], TurnRecord], row: EvalRow) -> TurnRecord:
     """A long evaluation on a busy machine must not die at row 150 on one slow LLM call: the row is
     tried once more, then the caller records it as skipped (the report lists skipped rows)."""
     try:
         return turn()
     except Exception as exc:  # noqa: BLE001
-        if not is_llm_unreachable(exc):
+        if not is_unreachable(exc):
             raise
         logger.warning("%s: %s, trying the row once more", row.where, type(exc).__name__)
         return turn()

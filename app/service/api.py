@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 from app.service.admission import Busy
 from app.service.keys import Caller, Keys
 from app.service.turns import Event, RequestError, TurnService
-from engines.errors import TurnragError
+from engines.errors import TurnragError, is_unreachable
 from engines.store import chroma_call
 
 WEB_PAGE = Path(__file__).resolve().parent.parent / "web" / "index.html"
@@ -89,7 +89,7 @@ def explain(exc: BaseException, service: TurnService | None) -> tuple[int, str, 
     if isinstance(exc, TurnragError):  # store, index or model unavailable: the message names it
         return 503, str(exc), "unavailable"
     name = type(exc).__name__
-    if "Connection" in name or "Timeout" in name:
+    if is_unreachable(exc):  # Chroma and the store are named above (TurnragError); what is left is the LLM
         llm = service.pipeline.config.get("llm_api_base") if service else None
         where = f" at {llm}" if llm else ""
         return 503, f"the LLM server{where} could not be reached ({name}); retry when it is back", "llm_unavailable"
@@ -120,6 +120,15 @@ async def _while_listening(request: Request, first: Event, rest: AsyncIterator[E
         close = getattr(rest, "aclose", None)
         if close is not None:
             await close()
+
+
+async def _finished(first: Event, rest: AsyncIterator[Event], service: TurnService) -> dict[str, Any] | Response:
+    """A turn not streamed: its ``done`` payload, or the error response that explains its failure."""
+    try:
+        return [data async for name, data in _chain(first, rest) if name == "done"][-1]
+    except Exception as exc:  # noqa: BLE001 - explained as a status code
+        status, message, kind = explain(exc, service)
+        return _error(status, message, kind)
 
 
 def create_app(state: ServiceState, keys: Keys, model_name: str) -> FastAPI:
@@ -220,11 +229,9 @@ def create_app(state: ServiceState, keys: Keys, model_name: str) -> FastAPI:
                 yield "data: [DONE]\n\n"
 
             return StreamingResponse(stream(), media_type="text/event-stream")
-        try:
-            done = [data async for name, data in _chain(first, rest) if name == "done"][-1]
-        except Exception as exc:  # noqa: BLE001
-            status, message, kind = explain(exc, service)
-            return _error(status, message, kind)
+        done = await _finished(first, rest, service)
+        if isinstance(done, Response):
+            return done
         return JSONResponse({
             "id": completion_id, "object": "chat.completion", "created": created, "model": model_name,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": done["answer"]}, "finish_reason": "stop"}],
@@ -274,12 +281,8 @@ def create_app(state: ServiceState, keys: Keys, model_name: str) -> FastAPI:
                     yield sse("error", {"message": explain(exc, service)[1]})
 
             return StreamingResponse(stream(), media_type="text/event-stream")
-        try:
-            done = [data async for name, data in _chain(first, rest) if name == "done"][-1]
-        except Exception as exc:  # noqa: BLE001
-            status, message, kind = explain(exc, service)
-            return _error(status, message, kind)
-        return JSONResponse(done)
+        done = await _finished(first, rest, service)
+        return done if isinstance(done, Response) else JSONResponse(done)
 
     return app
 

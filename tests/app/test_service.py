@@ -292,29 +292,13 @@ def test_a_client_that_disconnects_mid_stream_stops_generation_and_stores_nothin
         assert httpx.get(f"{base}/v1/sessions/{sid}").json()["messages"] == []
 
 
-def _start_redis(port: int, folder: Path):
-    import subprocess
-
-    from tests.engines.test_conversations import require
-
-    proc = subprocess.Popen([require("redis-server"), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", str(folder)], stdout=subprocess.DEVNULL)
-    deadline = time.time() + 20
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return proc
-        except OSError:
-            assert proc.poll() is None and time.time() < deadline, "redis-server did not start"
-            time.sleep(0.1)
-
-
 def test_redis_down_is_a_503_naming_it_and_the_service_recovers_when_it_returns(service, tmp_path) -> None:
     from engines.conversations import RedisConversations
+    from tests.engines.test_conversations import start_redis
 
     port = _free_port()
     url = f"redis://127.0.0.1:{port}/0"
-    redis = _start_redis(port, tmp_path)
+    redis = start_redis(port, tmp_path)
     try:
         with serving(service(store=RedisConversations(url)), Keys(None)) as base:
             sid = httpx.post(f"{base}/v1/sessions").json()["id"]
@@ -325,7 +309,7 @@ def test_redis_down_is_a_503_naming_it_and_the_service_recovers_when_it_returns(
             assert down.status_code == 503 and f"127.0.0.1:{port}" in down.json()["error"]["message"]
             ready = httpx.get(f"{base}/readyz", timeout=10)
             assert ready.status_code == 503 and "redis" in ready.json()["error"]["message"]
-            redis = _start_redis(port, tmp_path)  # back (empty: no persistence configured here)
+            redis = start_redis(port, tmp_path)  # back (empty: no persistence configured here)
             assert httpx.get(f"{base}/readyz", timeout=10).status_code == 200
             sid = httpx.post(f"{base}/v1/sessions").json()["id"]
             back = httpx.post(f"{base}/v1/sessions/{sid}/messages", json={"content": "Thẻ SKU-4471 phí bao nhiêu?"},

@@ -30,20 +30,24 @@ def require(binary: str) -> str:
     return path
 
 
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory):
-    exe = require("redis-server")
-    port = _free_port()
-    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                             "--dir", str(tmp_path_factory.mktemp("redis"))], stdout=subprocess.DEVNULL)
+def start_redis(port: int, folder) -> subprocess.Popen:
+    """A real redis-server on 127.0.0.1:``port`` (no persistence), once it accepts connections."""
+    proc = subprocess.Popen([require("redis-server"), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--appendonly", "no", "--dir", str(folder)], stdout=subprocess.DEVNULL)
     deadline = time.time() + 20
     while True:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                break
+                return proc
         except OSError:
             assert proc.poll() is None and time.time() < deadline, "redis-server did not start"
             time.sleep(0.1)
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory):
+    port = _free_port()
+    proc = start_redis(port, tmp_path_factory.mktemp("redis"))
     yield f"redis://127.0.0.1:{port}/0"
     proc.terminate()
     proc.wait(timeout=10)
