@@ -24,6 +24,7 @@ from engines.documents import load_corpus
 from engines.errors import ConfigError, IndexUnavailable
 from engines.extractive import ClauseVectorCache, ExtractConfig
 from engines.filters import MetadataFilter
+from engines.gate_calibration import GateCalibration
 from engines.ingestion import (
     ChunkingConfig,
     IngestReport,
@@ -190,6 +191,16 @@ def _conflicts(parts: Parts) -> list[Any]:
     )]
 
 
+def gate_threshold(settings: Settings, manifest: Manifest | None) -> float:
+    """The refusal gate's cosine: the explicit setting, else the corpus's own calibration (recorded at
+    ingest), else the embedding model's registered value."""
+    if settings.refusal_min_vector is None and settings.refusal_calibration == "corpus" and manifest is not None:
+        calibration = GateCalibration.from_dict(manifest.gate)
+        if calibration is not None:
+            return calibration.min_vector(settings.refusal_budget)
+    return settings.calibrated("refusal_min_vector")
+
+
 def _answer(parts: Parts) -> Step:
     s = parts.settings
     if s.effective_answer_mode == "extract":
@@ -214,7 +225,7 @@ STEP_BUILDERS: dict[str, StepBuilder] = {
                                        swap_followups=p.settings.swap_followups, embed_model=p.models.embed_model,
                                        retrieval=p.retrieval),
     "retrieve": lambda p: RetrieveStep(p.retrieval, embed_model=p.models.embed_model),
-    "gate": lambda p: GateStep(RelevanceGate(p.settings.calibrated("refusal_min_vector"), p.settings.refusal_min_bm25)),
+    "gate": lambda p: GateStep(RelevanceGate(gate_threshold(p.settings, p.index.manifest), p.settings.refusal_min_bm25)),
     "assemble": lambda p: AssembleStep(_conflicts(p)),
     "answer": _answer,
     "check": _check,

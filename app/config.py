@@ -21,6 +21,7 @@ from pydantic_settings import (
 )
 
 from engines.errors import ConfigError
+from engines.gate_calibration import DEFAULT_BUDGET
 from engines.models.registry import calibration_for, embedder_names, embedder_spec
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -95,18 +96,21 @@ class Settings(_Sources):
     swap_followups: bool = Field(True, description="Rewrite 'còn X thì sao?' / 'what about X?' by swapping X into "
                                  "the previous question (chosen by corpus support, no LLM call) instead of condensing.")
     refusal_min_vector: float | None = Field(None, ge=-1, le=1, description="Best raw cosine needed to answer; "
-                                             "unset = the value calibrated for the embedding model "
-                                             "(`python -m evals.calibrate`), see engines/models/registry.py.")
+                                             "unset = measured on the corpus at ingest (refusal_calibration).")
+    refusal_calibration: Literal["corpus", "model"] = Field("corpus", description="An unset refusal_min_vector "
+        "from: corpus = measured on this index at ingest, no labels (manifest.json, engines/gate_calibration.py); "
+        "model = the embedding model's registered value (also used for an index without a calibration).")
+    refusal_budget: float = Field(DEFAULT_BUDGET, ge=0, lt=1, description="Share of the corpus's own sentences, "
+                                  "asked as questions, the corpus-calibrated gate may refuse.")
     refusal_min_bm25: float | None = Field(None, ge=0, description="Best raw BM25 score that also counts as relevant.")
     answer_mode: Literal["generate", "extract"] | None = Field(
         None, description="generate: the LLM writes the answer; extract: quote the best-matching clauses (no answer "
         "LLM call). Unset = extract with the packaged local model (measured: it paraphrases wrongly, see README), "
         "generate with openai/openai-like.")
-    answer_check: Literal["yesno", "select", "off"] = Field(
-        "off", description="extract mode: after quoting, the LLM judges. yesno: do the quoted clauses answer? "
-        "(refuse on NO); select: which of the numbered best clauses answers? (quote that one; refuse on 0); off "
-        "(default: on the held-out dev split both checks refused more answerable turns than they caught "
-        "unanswerable ones, docs/answers.md). true/false mean yesno/off.")
+    answer_check: Literal["yesno", "select", "off"] = Field("off", description="extract mode: after quoting, the LLM "
+        "judges. yesno: do the quoted clauses answer? (refuse on NO); select: which numbered clause answers? (0 = "
+        "refuse); off (default: on held-out dev both refused more answerable turns than they caught, "
+        "docs/answers.md). true/false mean yesno/off.")
     clause_lexical_weight: float = Field(0.03, ge=0, description="extract mode: weight of a clause's BM25 score "
                                          "beside its cosine when choosing what to quote.")
     clause_slot_weight: float = Field(0.0, ge=0, description="extract mode: bonus for a clause that carries the kind "
@@ -128,16 +132,13 @@ class Settings(_Sources):
     transform_low_score: float | None = Field(None, ge=-1, le=1, description="First-pass best cosine below which "
                                               "the LLM transforms fire; unset = short queries only.")
     multiquery_variants: int = Field(3, ge=1, le=5)
-    router: Literal["off", "semantic", "llm"] = Field(
-        "semantic", description="Route turns to docs / direct reply / polite decline: semantic (one embedding, "
-        "no LLM call; on by default: it routed none of 93 held-out document questions away, see README) "
-        "or llm (one call).")
+    router: Literal["off", "semantic", "llm"] = Field("semantic", description="Route turns to docs / direct reply / "
+        "decline: semantic (one embedding, no LLM call; routed none of 93 held-out document questions away) or llm.")
     router_examples: Path | None = Field(None, description="JSON file of example utterances per route.")
     router_min_confidence: float | None = Field(None, ge=-1, le=1, description="Similarity a non-docs route needs; "
                                                 "unset = calibrated for the embedding model.")
-    router_followup_min_confidence: float | None = Field(
-        None, ge=-1, le=1, description="The bar once the conversation has history (terse follow-ups look like "
-        "small talk); unset = calibrated for the embedding model.")
+    router_followup_min_confidence: float | None = Field(None, ge=-1, le=1, description="The bar once there is "
+        "history (terse follow-ups look like small talk); unset = calibrated for the embedding model.")
     router_margin: float = Field(0.02, ge=0, description="How far a non-docs route must lead docs.")
 
     # metadata filters

@@ -17,6 +17,7 @@ from app.compose import ingest_path
 from app.config import Settings
 from app.console import ProgressBars
 from app.logging_setup import configure_logging
+from engines.gate_calibration import GateCalibration
 from engines.ingestion import IngestReport
 from engines.store import Manifest
 
@@ -50,6 +51,15 @@ def ensure_index(settings: Settings, corpus: Path, console: Console) -> None:
     console.print(f"No index in {settings.index_dir}: ingesting {corpus} (first run only)…", markup=False)
     report = run_ingest(settings, corpus, prune=False, console=console)
     console.print(summary(report), markup=False)
+    if line := gate_line(settings):
+        console.print(line, markup=False)
+
+
+def gate_line(settings: Settings) -> str:
+    """What the refusal gate measured on this corpus at ingest (empty when it measured nothing)."""
+    manifest = Manifest.load(Path(settings.index_dir))
+    calibration = GateCalibration.from_dict(manifest.gate) if manifest is not None else None
+    return calibration.summary(settings.refusal_budget) if calibration is not None else ""
 
 
 def summary(report: IngestReport) -> str:
@@ -67,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         settings = settings_from(args, chunk_size=args.chunk_size)
         report = run_ingest(settings, args.path, args.prune, console, quiet=args.quiet)
         print(f"{settings.index_dir}: {summary(report)}")
+        if line := gate_line(settings):
+            print(line)
         return 0
 
     return run_cli(body, console, interrupted="interrupted; the index is consistent — re-run the same command to finish.")

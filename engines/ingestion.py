@@ -24,6 +24,8 @@ from llama_index.core.node_parser import SentenceSplitter
 
 from engines.documents import SourceDocument
 from engines.errors import IndexUnavailable
+from engines.gate_calibration import METHOD as GATE_METHOD
+from engines.gate_calibration import measure_corpus
 from engines.io import exclusive_lock
 from engines.store import Manifest, iter_chunks, publish, read_bm25_pointer, rebuild_bm25
 from engines.text import searchable_text
@@ -105,8 +107,13 @@ def ingest_documents(
     prune: bool = False,
     batch_size: int = 32,
     on_progress: ProgressFn | None = None,
+    calibrate_gate: bool = True,
 ) -> IngestReport:
-    """Bring the index in line with ``docs``; see the module docstring for the guarantees."""
+    """Bring the index in line with ``docs``; see the module docstring for the guarantees.
+
+    ``calibrate_gate``: when the stored chunks changed (or the manifest has no calibration of the
+    current method), measure the refusal gate on them (``engines.gate_calibration``, a few hundred
+    query embeddings) and record it in the manifest."""
     started = time.perf_counter()
     index_dir = Path(index_dir)
     manifest = Manifest.load(index_dir)
@@ -179,6 +186,10 @@ def ingest_documents(
     bm25_dir = read_bm25_pointer(index_dir)
     if report.changed or manifest.corpus_hash != store_hash or not bm25_dir:
         bm25_dir = rebuild_bm25(collection, index_dir)
+    gate = manifest.gate
+    if calibrate_gate and (store_hash != manifest.corpus_hash or gate.get("method") != GATE_METHOD):
+        calibration = measure_corpus(collection, embed_model, seed=store_hash)
+        gate = calibration.to_dict() if calibration is not None else {}
     new_manifest = Manifest(
         embedding_model=embedding_model_id,
         embedding_dim=manifest.embedding_dim,
@@ -190,6 +201,7 @@ def ingest_documents(
         n_documents=len({*stored, *(d.doc_id for d in docs)} - set(report.removed)),
         n_chunks=report.total_chunks,
         bm25_dir=bm25_dir,
+        gate=gate,
     )
     new_manifest.save(index_dir)
     publish(collection, new_manifest)  # replicas sharing a Chroma server see the new version

@@ -50,6 +50,8 @@ class Manifest:
     n_documents: int = 0
     n_chunks: int = 0
     bm25_dir: str = ""
+    #: the refusal gate's label-free calibration on this corpus (engines.gate_calibration); empty before it existed
+    gate: dict[str, Any] = field(default_factory=dict)
     packages: dict[str, str] = field(default_factory=dict)
     updated_at: str = ""
 

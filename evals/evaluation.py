@@ -40,7 +40,7 @@ logger = logging.getLogger(__name__)
 SETTINGS_IN_META = (
     "embedding", "llm", "llm_model", "condense_llm", "condense_llm_model", "chunk_size", "chunk_overlap",
     "top_k", "candidate_k", "rrf_k", "vector_weight", "bm25_weight", "num_queries", "condense_window",
-    "refusal_min_vector", "refusal_min_bm25", "conflicts", "resolve_conflicts",
+    "refusal_min_vector", "refusal_calibration", "refusal_budget", "refusal_min_bm25", "conflicts", "resolve_conflicts",
 )
 HEADLINE_BUCKETS = ("all/all", "all/turn1", "all/turn2+", "non_standalone/turn2+")
 
@@ -141,6 +141,7 @@ def run_meta(pipeline: "Pipeline", configs: Sequence[QueryConfig], **run: Any) -
         "configs": {c.name: {"description": c.description, "engine_options": dict(c.engine_options)} for c in configs},
         "settings": {name: _plain(settings.get(name)) for name in SETTINGS_IN_META},
         "steps": list(pipeline.step_names),
+        "gate_min_vector": _gate_min_vector(pipeline),
         "index": {
             "dir": str(pipeline.index.index_dir) if pipeline.index else None,
             "embedding_model": manifest.embedding_model if manifest else None,
@@ -151,6 +152,12 @@ def run_meta(pipeline: "Pipeline", configs: Sequence[QueryConfig], **run: Any) -
         "packages": {name: _version(name) for name in ("turnrag", "llama-index-core", "ranx")},
         "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
+
+
+def _gate_min_vector(pipeline: "Pipeline") -> float | None:
+    """The refusal gate's threshold in force (explicit, measured on the corpus, or the model's)."""
+    gate = pipeline.step("gate") if pipeline.has_step("gate") else None
+    return getattr(getattr(gate, "gate", None), "min_vector", None)
 
 
 def _plain(value: Any) -> Any:

@@ -6,7 +6,9 @@ from app.ingest import main
 def test_ingest_cli_reports_and_is_idempotent(tmp_path, corpus, capsys, monkeypatch):
     monkeypatch.setenv("TURNRAG_EMBEDDING", "fake")
     assert main([str(corpus), "--index", str(tmp_path / "i"), "--quiet"]) == 0
-    assert "7 added" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "7 added" in out
+    assert "refusal gate: best cosine >= " in out and "off-topic questions" in out  # what ingest measured
     assert main([str(corpus), "--index", str(tmp_path / "i"), "--quiet"]) == 0
     assert "7 unchanged" in capsys.readouterr().out
 
