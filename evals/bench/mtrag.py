@@ -10,6 +10,8 @@ from typing import Any
 from llama_index.core.schema import QueryBundle
 
 from engines.fusion import reciprocal_rank_fusion
+from engines.models.registry import calibration_for
+from engines.refusal import RelevanceGate
 from engines.session import Session
 from evals.bench.common import (
     WEIGHTED,
@@ -37,9 +39,10 @@ def run_mtrag(work: Path, domains: Sequence[str], composer: Composer, progress: 
         by_id = {r.key: r for r in rows}
         retriever = pipeline.retriever(top_k=10)
         session = Session(pipeline, log_turns=False)
-        gate = pipeline.step("gate").gate
+        gates = {"corpus": pipeline.step("gate").gate,
+                 "model": RelevanceGate(calibration_for(pipeline.config["embedding"]).refusal_min_vector)}
         rankings: dict[str, dict[str, dict[str, list[str]]]] = {}
-        refused: dict[str, bool] = {}
+        refused: dict[str, dict[str, bool]] = {name: {} for name in gates}
         condense_ms: list[float] = []
         for i, row in enumerate(rows):
             condensed = row.question
@@ -65,7 +68,8 @@ def run_mtrag(work: Path, domains: Sequence[str], composer: Composer, progress: 
                 if form == "condense":
                     best = max((float(n.score or 0) for name, nodes in runs[0] if name == "vector" for n in nodes),
                                default=-1.0)
-                    refused[row.key] = not gate.is_relevant({"vector": best})
+                    for name, gate in gates.items():
+                        refused[name][row.key] = not gate.is_relevant({"vector": best})
             progress(f"mtrag {domain}", i + 1, len(rows))
         scores = {form: {name: bucket_means(score(r, by_id), by_id) for name, r in per.items()}
                   for form, per in rankings.items()}
@@ -73,8 +77,11 @@ def run_mtrag(work: Path, domains: Sequence[str], composer: Composer, progress: 
         answ = [k for k, r in by_id.items() if r.type != "unanswerable"]
         results[domain] = {
             "scores": scores, "n_rows": len(rows),
-            "refusal": {"unanswerable": len(unans), "refused_unanswerable": sum(refused[k] for k in unans),
-                        "answerable": len(answ), "refused_answerable": sum(refused[k] for k in answ)},
+            "refusal": {"gates": {name: {
+                "min_vector": gate.min_vector,
+                "unanswerable": len(unans), "refused_unanswerable": sum(refused[name][k] for k in unans),
+                "answerable": len(answ), "refused_answerable": sum(refused[name][k] for k in answ)}
+                for name, gate in gates.items()}},
             "condense_ms_p50": percentile(condense_ms, 50), "condense_calls": len(condense_ms),
             "corpus_chunks": pipeline.index.collection.count(),
         }

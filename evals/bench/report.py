@@ -9,7 +9,8 @@ from typing import Any
 from evals.bench.common import PAPER
 from evals.bench.common import load as _load
 
-FORMS_SHOWN = ("lastturn", "questions", "prev+last", "rewrite", "condense", "condense+lastturn")
+FORMS_SHOWN = ("lastturn", "questions", "prev+last", "lastturn|prev+last", "lastturn|questions", "rewrite", "condense",
+               "condense+lastturn")
 RETRIEVERS_SHOWN = ("bm25", "vector", "hybrid", "hybrid-w")
 
 
@@ -62,12 +63,15 @@ def render(work: Path, machine: dict[str, Any], commands: list[str], out_dir: Pa
                 s = domain["scores"].get(form, {})
                 cells.append(" / ".join(_f(s.get(r, {}).get("later", {}).get("recall@5")) for r in ("hybrid-w", "hybrid", "vector")))
             lines.append(f"| {form} | " + " | ".join(cells) + " |")
-        lines += ["", "Refusal (the product's gate on the condensed query's best cosine):", "",
-                  "| domain | refused UNANSWERABLE | false refusal on answerable | condense p50 |", "|---|---|---|---|"]
+        lines += ["", "Refusal (the product's gate on the condensed query's best cosine; `corpus` = the threshold "
+                  "measured on this corpus at ingest with no labels, `model` = the embedder's registered value):", "",
+                  "| domain | gate | cosine | refused UNANSWERABLE | false refusal on answerable | condense p50 |",
+                  "|---|---|---|---|---|---|"]
         for d, v in mtrag.items():
-            r = v["refusal"]
-            lines.append(f"| {d} | {r['refused_unanswerable']}/{r['unanswerable']} | {r['refused_answerable']}/{r['answerable']} | "
-                         f"{_f((v.get('condense_ms_p50') or 0) / 1000, 1)} s |")
+            gates = v["refusal"].get("gates") or {"model": v["refusal"]}
+            for name, r in gates.items():
+                lines.append(f"| {d} | {name} | {_f(r.get('min_vector'))} | {r['refused_unanswerable']}/{r['unanswerable']} | "
+                             f"{r['refused_answerable']}/{r['answerable']} | {_f((v.get('condense_ms_p50') or 0) / 1000, 1)} s |")
         plots.append(_plot_forms(mtrag, out_dir / "bench_mtrag_r5.png"))
         lines += ["", f"![R@5 by query form]({plots[-1].name})", ""]
     if stock:

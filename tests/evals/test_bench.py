@@ -19,19 +19,26 @@ def test_query_forms_follow_the_benchmark_definitions() -> None:
     assert forms["prev+last"] == ["Q2 Q3"] and forms["rewrite"] == ["R3"]
     assert forms["condense"] == ["C3"] and forms["condense+lastturn"] == ["C3", "Q3"]
     assert query_forms(row, "Q3")["condense+lastturn"] == ["Q3"]  # unchanged rewrite: one query, not two
+    assert forms["lastturn|prev+last"] == ["Q3", "Q2 Q3"] and forms["lastturn|questions"] == ["Q3", "Q1\nQ2\nQ3"]
+    first = _row(1, [], "Q1", None)
+    assert query_forms(first, None)["lastturn|prev+last"] == ["Q1"]  # turn 1: one query, not the same one twice
 
 
 def test_report_pools_domains_by_task_count(tmp_path) -> None:
     cell = lambda r5, n: {"recall@5": r5, "recall@10": r5, "ndcg@5": r5, "ndcg@10": r5, "n": n}
+    counts = {"unanswerable": 2, "refused_unanswerable": 1, "answerable": 8, "refused_answerable": 0}
+    gates = {"gates": {"corpus": {**counts, "min_vector": 0.85, "refused_unanswerable": 2},
+                       "model": {**counts, "min_vector": 0.83}}}
     mtrag = {d: {"n_rows": 10, "corpus_chunks": 100, "condense_ms_p50": 5000,
-                 "refusal": {"unanswerable": 2, "refused_unanswerable": 1, "answerable": 8, "refused_answerable": 0},
+                 "refusal": counts if d == "a" else gates,  # "a": a record from before the gates were compared
                  "scores": {"lastturn": {"hybrid": {"turn1": cell(v, 2), "later": cell(v, n), "all": cell(v, n + 2)}}}}
              for d, v, n in (("a", 0.2, 10), ("b", 0.5, 30))}
     assert abs(pooled(mtrag, "lastturn", "hybrid", "later", "recall@5") - (0.2 * 10 + 0.5 * 30) / 40) < 1e-9
     (tmp_path / "mtrag.json").write_text(json.dumps(mtrag))
     text, plots = render(tmp_path, {"cpus": 2, "platform": "linux", "python": "3.11", "packages": {"x": "1"}},
                          ["python -m evals.bench"], tmp_path)
-    assert "| hybrid | lastturn | 0.350 | 0.425 |" in text and "| a | 1/2 | 0/8 | 5.0 s |" in text
+    assert "| hybrid | lastturn | 0.350 | 0.425 |" in text and "| a | model | – | 1/2 | 0/8 | 5.0 s |" in text
+    assert "| b | corpus | 0.850 | 2/2 | 0/8 | 5.0 s |" in text and "| b | model | 0.830 | 1/2 | 0/8 | 5.0 s |" in text
     assert plots and plots[0].exists()
 
 
