@@ -5,6 +5,11 @@ the best raw cosine before fusion. Answerable rows should clear the threshold, u
 should not. Prints refusal rate on unanswerable rows beside false-refusal rate on answerable rows
 for a sweep of thresholds and recommends the one with the best balanced accuracy among those
 whose false-refusal rate stays within ``--max-false-refusal``.
+
+Beside the sweep it checks the label-free gates against the labels: the threshold measured on the
+corpus at ingest (``engines.gate_calibration``) at several budgets and the embedder's registered
+value, each with refusal, false refusal and, with ``--off-topic ROUTES.jsonl``, the share of that
+file's out-of-scope questions it refuses.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ from app.cli import run_cli
 from app.compose import build_models, ingest_path, open_pipeline
 from app.config import load_settings
 from app.logging_setup import configure_logging
+from engines.gate_calibration import GateCalibration
 from engines.io import read_jsonl
+from engines.models.registry import calibration_for
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,27 @@ def best_scores(pipeline, rows: list[dict]) -> tuple[list[float], list[float]]:
     return answerable, unanswerable
 
 
+def off_topic_scores(pipeline, routes: list[dict]) -> list[float]:
+    """Best cosine of each out-of-scope utterance of a routes file (the router bypassed)."""
+    retriever = pipeline.retriever()
+    return [max((n.raw_scores.get("vector", -1.0) for n in retriever.retrieve(r["text"])), default=-1.0)
+            for r in routes if r.get("route") == "out_of_scope"]
+
+
+def gate_table(settings, manifest, answerable: list[float], unanswerable: list[float],
+               off_topic: list[float]) -> list[dict]:
+    """Each label-free gate's threshold and what it does to the labelled rows."""
+    gates = {"model (registered)": calibration_for(settings.embedding).refusal_min_vector}
+    calibration = GateCalibration.from_dict(manifest.gate) if manifest is not None else None
+    if calibration is not None:
+        for budget in (0.02, 0.05, 0.10):
+            gates[f"corpus, budget {budget:.2f}"] = calibration.min_vector(budget)
+    rate = lambda xs, t: float(np.mean(np.asarray(xs) < t)) if xs else None
+    return [{"gate": name, "threshold": round(t, 4), "refusal": rate(unanswerable, t),
+             "false_refusal": rate(answerable, t), "off_topic_refused": rate(off_topic, t)}
+            for name, t in gates.items()]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evals.calibrate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -66,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index", type=Path)
     parser.add_argument("--embedding")
     parser.add_argument("--max-false-refusal", type=float, default=0.05)
+    parser.add_argument("--off-topic", type=Path, help="routes .jsonl whose out_of_scope rows are off-topic questions")
     parser.add_argument("--out", type=Path, help="write the sweep as JSON here")
     args = parser.parse_args(argv)
     configure_logging()
@@ -88,9 +117,18 @@ def _run(args: argparse.Namespace) -> int:
     for p in points:
         mark = "  <- recommended" if p == best else ""
         print(f"{p.threshold:9.2f}  {p.refusal_rate:21.2f}  {p.false_refusal_rate:25.2f}{mark}")
+    routes = [line.value for line in read_jsonl(args.off_topic) if line.error is None] if args.off_topic else []
+    off_topic = off_topic_scores(pipeline, routes)
+    table = gate_table(settings, pipeline.index.manifest, answerable, unanswerable, off_topic)
+    print(f"\nlabel-free gates ({len(off_topic)} off-topic questions)\n"
+          "gate                   threshold  refusal  false_refusal  off_topic_refused")
+    fmt = lambda x: "   –" if x is None else f"{x:5.2f}"
+    for g in table:
+        print(f"{g['gate']:22} {g['threshold']:9.3f}  {fmt(g['refusal'])}    {fmt(g['false_refusal'])}          "
+              f"{fmt(g['off_topic_refused'])}")
     if args.out:
-        args.out.write_text(json.dumps({"answerable": answerable, "unanswerable": unanswerable,
-                                        "recommended": best.threshold}, indent=2), encoding="utf-8")
+        args.out.write_text(json.dumps({"answerable": answerable, "unanswerable": unanswerable, "off_topic": off_topic,
+                                        "recommended": best.threshold, "gates": table}, indent=2), encoding="utf-8")
     return 0
 
 
