@@ -43,7 +43,7 @@ from engines.models.registry import (
 from engines.pipeline import Pipeline
 from engines.record import TurnLog
 from engines.refusal import RelevanceGate
-from engines.retrieval import Retrieval, RetrievalConfig
+from engines.retrieval import Retrieval, RetrievalConfig, bm25_weight_for
 from engines.router import LLMRouter, SemanticRouter, load_examples
 from engines.session import Choices, Session
 from engines.steps.answer import GenerateAnswer, QuoteAnswer
@@ -259,8 +259,10 @@ def build_choices(settings: Settings, models: Models) -> Choices:
 def build_pipeline(settings: Settings, models: Models, index: Index) -> Pipeline:
     """The shared pipeline over an opened index."""
     s = settings
+    bm25_weight = s.bm25_weight if s.bm25_weight is not None else bm25_weight_for(
+        index.manifest.languages if index.manifest else {})
     retrieval = Retrieval(index.collection, index.bm25, models.embed_model, models.condense_llm,
-                          RetrievalConfig(s.top_k, s.candidate_k, s.vector_weight, s.bm25_weight, s.rrf_k,
+                          RetrievalConfig(s.top_k, s.candidate_k, s.vector_weight, bm25_weight, s.rrf_k,
                                           s.num_queries))
     steps = build_steps(Parts(settings, models, index, retrieval))
     return Pipeline(steps, models=models, choices=build_choices(settings, models), retrieval=retrieval,

@@ -83,7 +83,8 @@ class Settings(_Sources):
     candidate_k: int = Field(20, ge=1, le=500, description="Chunks each retriever returns before fusion.")
     rrf_k: int = Field(60, ge=0)
     vector_weight: float = Field(1.0, ge=0)
-    bm25_weight: float = Field(1.0, ge=0)
+    bm25_weight: float | None = Field(None, ge=0, description="unset = by the corpus's main language (1 Vietnamese, "
+                                      "0.5 English prose), recorded in the manifest at ingest.")
     num_queries: int = Field(1, ge=1, le=8)
 
     # the turn
@@ -217,7 +218,7 @@ class Settings(_Sources):
             raise ValueError(f"chunk_overlap ({self.chunk_overlap}) must be smaller than chunk_size ({self.chunk_size})")
         if self.top_k > self.candidate_k:
             raise ValueError(f"top_k ({self.top_k}) cannot exceed candidate_k ({self.candidate_k})")
-        if self.vector_weight + self.bm25_weight <= 0:
+        if self.vector_weight + (1.0 if self.bm25_weight is None else self.bm25_weight) <= 0:
             raise ValueError("vector_weight and bm25_weight cannot both be 0")
         for kind, field in ((self.llm, "llm"), (self.condense_llm, "condense_llm")):
             if kind == "openai-like" and not self.llm_api_base:

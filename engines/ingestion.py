@@ -28,7 +28,7 @@ from engines.gate_calibration import METHOD as GATE_METHOD
 from engines.gate_calibration import measure_corpus
 from engines.io import exclusive_lock
 from engines.store import Manifest, iter_chunks, publish, read_bm25_pointer, rebuild_bm25
-from engines.text import searchable_text
+from engines.text import language_shares, searchable_text
 from engines.tokens import TOKENIZER_NAME, load_tokenizer
 
 logger = logging.getLogger(__name__)
@@ -186,7 +186,9 @@ def ingest_documents(
     bm25_dir = read_bm25_pointer(index_dir)
     if report.changed or manifest.corpus_hash != store_hash or not bm25_dir:
         bm25_dir = rebuild_bm25(collection, index_dir)
-    gate = manifest.gate
+    gate, languages = manifest.gate, manifest.languages
+    if store_hash != manifest.corpus_hash or not languages:
+        languages = language_shares(chunk["text"] or "" for chunk in iter_chunks(collection))
     if calibrate_gate and (store_hash != manifest.corpus_hash or gate.get("method") != GATE_METHOD):
         calibration = measure_corpus(collection, embed_model, seed=store_hash)
         gate = calibration.to_dict() if calibration is not None else {}
@@ -202,6 +204,7 @@ def ingest_documents(
         n_chunks=report.total_chunks,
         bm25_dir=bm25_dir,
         gate=gate,
+        languages=languages,
     )
     new_manifest.save(index_dir)
     publish(collection, new_manifest)  # replicas sharing a Chroma server see the new version

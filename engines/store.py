@@ -52,6 +52,8 @@ class Manifest:
     bm25_dir: str = ""
     #: the refusal gate's label-free calibration on this corpus (engines.gate_calibration); empty before it existed
     gate: dict[str, Any] = field(default_factory=dict)
+    #: share of chunks per language ("vi", "en"); chooses BM25's weight in the fusion (engines.retrieval)
+    languages: dict[str, float] = field(default_factory=dict)
     packages: dict[str, str] = field(default_factory=dict)
     updated_at: str = ""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
 _VI_LETTERS = set("ăâđêôơưàáảãạằắẳẵặầấẩẫậèéẻẽẹềếểễệìíỉĩịòóỏõọồốổỗộờớởỡợùúủũụừứửữựỳýỷỹỵ")
 _WORD = re.compile(r"(?u)\w+")
@@ -30,6 +31,29 @@ FUNCTION_WORDS = frozenset(
 def normalize(text: str) -> str:
     """NFC-normalise, so composed and decomposed Vietnamese compare equal."""
     return unicodedata.normalize("NFC", text)
+
+
+#: A passage counts as Vietnamese when this share of its letters is Vietnamese-only (Vietnamese prose: ~30%;
+#: a Vietnamese name in English prose: ~2%).
+VI_PASSAGE_SHARE = 0.05
+
+
+def passage_language(text: str) -> str:
+    """"vi" or "en" for a passage: by the share of Vietnamese-only letters, not by one of them."""
+    lowered = normalize(text).lower()
+    letters = sum(1 for ch in lowered if ch.isalpha())
+    vi_chars = sum(1 for ch in lowered if ch in _VI_LETTERS)
+    return "vi" if letters and vi_chars / letters >= VI_PASSAGE_SHARE else "en"
+
+
+def language_shares(texts: Iterable[str]) -> dict[str, float]:
+    """Share of passages in each language, rounded (empty for no passages)."""
+    counts: dict[str, int] = {}
+    for text in texts:
+        lang = passage_language(text)
+        counts[lang] = counts.get(lang, 0) + 1
+    total = sum(counts.values())
+    return {lang: round(n / total, 4) for lang, n in sorted(counts.items())} if total else {}
 
 
 def detect_language(text: str) -> str:

@@ -142,6 +142,7 @@ def run_meta(pipeline: "Pipeline", configs: Sequence[QueryConfig], **run: Any) -
         "settings": {name: _plain(settings.get(name)) for name in SETTINGS_IN_META},
         "steps": list(pipeline.step_names),
         "gate_min_vector": _gate_min_vector(pipeline),
+        "bm25_weight_in_force": pipeline.retrieval.config.bm25_weight if pipeline.retrieval else None,
         "index": {
             "dir": str(pipeline.index.index_dir) if pipeline.index else None,
             "embedding_model": manifest.embedding_model if manifest else None,

@@ -84,6 +84,8 @@ def run_mtrag(work: Path, domains: Sequence[str], composer: Composer, progress: 
                 for name, gate in gates.items()}},
             "condense_ms_p50": percentile(condense_ms, 50), "condense_calls": len(condense_ms),
             "corpus_chunks": pipeline.index.collection.count(),
+            # the product's fusion on this corpus: BM25's weight follows the corpus language (engines.retrieval)
+            "default_retriever": "hybrid-w" if pipeline.retrieval.config.bm25_weight == WEIGHTED["bm25"] else "hybrid",
         }
         save(work / "mtrag.json", results)
         save(work / f"mtrag-rankings-{domain}.json", rankings)
