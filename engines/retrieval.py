@@ -21,7 +21,6 @@ from engines.filters import NO_FILTER, MetadataFilter
 from engines.fusion import RRF_K, HybridFusionRetriever
 from engines.store import ChromaVectorRetriever
 
-
 #: BM25's weight in the fusion by the corpus's main language. Vietnamese corpora carry codes and clause
 #: numbers that BM25 matches exactly (held-out dev, condense: hit@5 0.96 at 1.0, 0.93 at 0.5); on English
 #: prose BM25 drags the fusion down (mtRAG ClapNQ + FiQA, turn 1 R@5 0.556 at 1.0, 0.606 at 0.5). docs/evaluation.md.
