@@ -39,6 +39,7 @@ from engines.models.registry import (
     build_embedding,
     build_llm,
     embedding_model_id,
+    is_calibrated,
 )
 from engines.pipeline import Pipeline
 from engines.record import TurnLog
@@ -192,9 +193,14 @@ def _conflicts(parts: Parts) -> list[Any]:
 
 
 def gate_threshold(settings: Settings, manifest: Manifest | None) -> float:
-    """The refusal gate's cosine: the explicit setting, else the corpus's own calibration (recorded at
-    ingest), else the embedding model's registered value."""
-    if settings.refusal_min_vector is None and settings.refusal_calibration == "corpus" and manifest is not None:
+    """The refusal gate's cosine: the explicit setting, else (``refusal_calibration``) the corpus's own
+    calibration recorded at ingest or the embedding model's registered value; ``auto`` takes the
+    registered value where one was measured with labels (on the dev splits it refused no fewer
+    unanswerable turns and fewer answerable ones) and the corpus's where the model has only a guess."""
+    mode = settings.refusal_calibration
+    if mode == "auto":
+        mode = "model" if is_calibrated(settings.embedding) else "corpus"
+    if settings.refusal_min_vector is None and mode == "corpus" and manifest is not None:
         calibration = GateCalibration.from_dict(manifest.gate)
         if calibration is not None:
             return calibration.min_vector(settings.refusal_budget)

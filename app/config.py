@@ -98,9 +98,9 @@ class Settings(_Sources):
                                  "the previous question (chosen by corpus support, no LLM call) instead of condensing.")
     refusal_min_vector: float | None = Field(None, ge=-1, le=1, description="Best raw cosine needed to answer; "
                                              "unset = measured on the corpus at ingest (refusal_calibration).")
-    refusal_calibration: Literal["corpus", "model"] = Field("corpus", description="An unset refusal_min_vector "
+    refusal_calibration: Literal["auto", "corpus", "model"] = Field("auto", description="An unset refusal_min_vector "
         "from: corpus = measured on this index at ingest, no labels (manifest.json, engines/gate_calibration.py); "
-        "model = the embedding model's registered value (also used for an index without a calibration).")
+        "model = the embedder's registered value; auto = model where one was measured, else corpus (docs/evaluation.md).")
     refusal_budget: float = Field(DEFAULT_BUDGET, ge=0, lt=1, description="Share of the corpus's own sentences, "
                                   "asked as questions, the corpus-calibrated gate may refuse.")
     refusal_min_bm25: float | None = Field(None, ge=0, description="Best raw BM25 score that also counts as relevant.")

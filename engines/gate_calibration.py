@@ -16,7 +16,8 @@ The threshold is the pseudo-queries' ``budget`` quantile: the share of questions
 own sentences the gate may refuse. What the gate then does to the probes is recorded beside it,
 so a corpus where unrelated questions score like its own sentences is visible, not silent.
 A near-miss question (on topic, answer absent) scores like an answerable one; no cosine threshold
-separates those, and this gate does not claim to.
+separates those, and this gate does not claim to. Where an embedder has a threshold measured with
+labels, the product keeps that one by default (``refusal_calibration=auto``, ``app.compose.gate_threshold``).
 """
 
 from __future__ import annotations

@@ -129,6 +129,11 @@ def calibration_for(name: str) -> Calibration:
     return embedder_spec(name).calibration
 
 
+def is_calibrated(name: str) -> bool:
+    """Whether thresholds were measured for this embedder (``hf:`` models and ``fake`` have only guesses)."""
+    return embedder_spec(name).calibration is not UNCALIBRATED
+
+
 def build_llm(kind: str, options: LLMOptions = LLMOptions()) -> Any:
     spec = _LLMS.get(kind)
     if spec is None:

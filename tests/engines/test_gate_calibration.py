@@ -114,6 +114,17 @@ def test_the_explicit_threshold_wins_then_the_corpus_then_the_model(settings, co
     assert gate_threshold(unset, Manifest(**{**manifest.__dict__, "gate": {}})) == model
 
 
+def test_auto_takes_the_registered_value_where_one_was_measured(settings, corpus):
+    ingest_path(settings, corpus)
+    manifest = Manifest.load(settings.index_dir)
+    measured = GateCalibration.from_dict(manifest.gate).min_vector(0.05)
+    uncalibrated = load_settings(**{**settings.model_dump(), "refusal_min_vector": None})  # the fake embedder
+    assert uncalibrated.refusal_calibration == "auto" and gate_threshold(uncalibrated, manifest) == measured
+    e5 = uncalibrated.model_copy(update={"embedding": "e5-small"})
+    assert gate_threshold(e5, manifest) == 0.83  # labelled calibration exists for e5-small
+    assert gate_threshold(e5.model_copy(update={"refusal_calibration": "corpus"}), manifest) == measured
+
+
 def _answer(pipeline, question):
     engine = new_engine(pipeline)
     response = engine.chat(question, chat_history=[])
@@ -128,7 +139,7 @@ def test_an_off_topic_question_is_refused_on_an_embedder_nobody_calibrated(setti
     index = open_index(settings)
     models = Models(embed_model=embed, llm=ScriptedLLM(), condense_llm=ScriptedLLM())
     base = {**settings.model_dump(), "refusal_min_vector": None, "answer_mode": "extract"}
-    corpus_gate = build_pipeline(load_settings(**base), models, index)
+    corpus_gate = build_pipeline(load_settings(**base), models, index)  # auto: the fake embedder has no calibration
     model_gate = build_pipeline(load_settings(**{**base, "refusal_calibration": "model"}), models, index)
     off_topic = "Which wax should I use on a surfboard in cold water?"
     on_topic = "Thẻ tín dụng mã SKU-4471 có phí thường niên bao nhiêu?"
