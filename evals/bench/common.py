@@ -18,7 +18,7 @@ from evals.dataset import EvalRow
 from evals.stats import mean
 
 DOMAINS = ("clapnq", "fiqa")
-FORMS = ("lastturn", "questions", "prev+last", "lastturn|prev+last", "lastturn|questions", "rewrite", "condense",
+FORMS = ("lastturn", "questions", "prev+last", "lastturn&prev+last", "lastturn&questions", "rewrite", "condense",
          "condense+lastturn")
 RETRIEVERS = ("bm25", "vector", "hybrid", "hybrid-w")
 #: vector-weighted fusion: the issue's pre-measurement showed BM25 weak on these domains.
@@ -79,8 +79,8 @@ def query_forms(row: EvalRow, condensed: str | None) -> dict[str, list[str]]:
     forms = {"lastturn": [row.question], "questions": ["\n".join(users)], "prev+last": [" ".join(users[-2:])],
              "rewrite": [row.rewrite or row.question]}
     # history-aware without an LLM: the last turn retrieved beside a longer form, the two lists fused
-    forms["lastturn|prev+last"] = _distinct([row.question, forms["prev+last"][0]])
-    forms["lastturn|questions"] = _distinct([row.question, forms["questions"][0]])
+    forms["lastturn&prev+last"] = _distinct([row.question, forms["prev+last"][0]])
+    forms["lastturn&questions"] = _distinct([row.question, forms["questions"][0]])
     if condensed is not None:
         forms["condense"] = [condensed]
         forms["condense+lastturn"] = [condensed] if condensed == row.question else [condensed, row.question]

@@ -10,6 +10,7 @@ from typing import Any
 from llama_index.core.schema import QueryBundle
 
 from engines.fusion import reciprocal_rank_fusion
+from engines.gate_calibration import DEFAULT_BUDGET, GateCalibration
 from engines.models.registry import calibration_for
 from engines.refusal import RelevanceGate
 from engines.session import Session
@@ -39,8 +40,11 @@ def run_mtrag(work: Path, domains: Sequence[str], composer: Composer, progress: 
         by_id = {r.key: r for r in rows}
         retriever = pipeline.retriever(top_k=10)
         session = Session(pipeline, log_turns=False)
-        gates = {"corpus": pipeline.step("gate").gate,
+        measured = GateCalibration.from_dict(pipeline.index.manifest.gate if pipeline.index.manifest else {})
+        gates = {"product": pipeline.step("gate").gate,
                  "model": RelevanceGate(calibration_for(pipeline.config["embedding"]).refusal_min_vector)}
+        if measured is not None:
+            gates["corpus"] = RelevanceGate(measured.min_vector(pipeline.config.get("refusal_budget", DEFAULT_BUDGET)))
         rankings: dict[str, dict[str, dict[str, list[str]]]] = {}
         refused: dict[str, dict[str, bool]] = {name: {} for name in gates}
         condense_ms: list[float] = []

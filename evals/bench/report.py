@@ -9,7 +9,7 @@ from typing import Any
 from evals.bench.common import PAPER
 from evals.bench.common import load as _load
 
-FORMS_SHOWN = ("lastturn", "questions", "prev+last", "lastturn|prev+last", "lastturn|questions", "rewrite", "condense",
+FORMS_SHOWN = ("lastturn", "questions", "prev+last", "lastturn&prev+last", "lastturn&questions", "rewrite", "condense",
                "condense+lastturn")
 RETRIEVERS_SHOWN = ("bm25", "vector", "hybrid", "hybrid-w")
 
@@ -63,8 +63,9 @@ def render(work: Path, machine: dict[str, Any], commands: list[str], out_dir: Pa
                 s = domain["scores"].get(form, {})
                 cells.append(" / ".join(_f(s.get(r, {}).get("later", {}).get("recall@5")) for r in ("hybrid-w", "hybrid", "vector")))
             lines.append(f"| {form} | " + " | ".join(cells) + " |")
-        lines += ["", "Refusal (the product's gate on the condensed query's best cosine; `corpus` = the threshold "
-                  "measured on this corpus at ingest with no labels, `model` = the embedder's registered value):", "",
+        lines += ["", "Refusal (gates on the condensed query's best cosine; `product` = the default in force, "
+                  "`corpus` = the threshold measured on this corpus at ingest with no labels, `model` = the "
+                  "embedder's registered value):", "",
                   "| domain | gate | cosine | refused UNANSWERABLE | false refusal on answerable | condense p50 |",
                   "|---|---|---|---|---|---|"]
         for d, v in mtrag.items():

@@ -19,9 +19,9 @@ def test_query_forms_follow_the_benchmark_definitions() -> None:
     assert forms["prev+last"] == ["Q2 Q3"] and forms["rewrite"] == ["R3"]
     assert forms["condense"] == ["C3"] and forms["condense+lastturn"] == ["C3", "Q3"]
     assert query_forms(row, "Q3")["condense+lastturn"] == ["Q3"]  # unchanged rewrite: one query, not two
-    assert forms["lastturn|prev+last"] == ["Q3", "Q2 Q3"] and forms["lastturn|questions"] == ["Q3", "Q1\nQ2\nQ3"]
+    assert forms["lastturn&prev+last"] == ["Q3", "Q2 Q3"] and forms["lastturn&questions"] == ["Q3", "Q1\nQ2\nQ3"]
     first = _row(1, [], "Q1", None)
-    assert query_forms(first, None)["lastturn|prev+last"] == ["Q1"]  # turn 1: one query, not the same one twice
+    assert query_forms(first, None)["lastturn&prev+last"] == ["Q1"]  # turn 1: one query, not the same one twice
 
 
 def test_report_pools_domains_by_task_count(tmp_path) -> None:
