@@ -142,11 +142,9 @@ def chroma_best_cosine(collection: Any, embed_model: Any) -> Callable[[Sequence[
     return best
 
 
-def measure_corpus(collection: Any, embed_model: Any, seed: str, n: int = PSEUDO_QUERIES) -> GateCalibration | None:
-    """Calibrate on what the collection holds now; None when it holds no sentence to sample."""
-    from engines.store import iter_chunks
-
-    chunks = [(c["id"], c["text"] or "") for c in iter_chunks(collection)]
+def measure_corpus(collection: Any, embed_model: Any, chunks: Sequence[tuple[str, str]], seed: str,
+                   n: int = PSEUDO_QUERIES) -> GateCalibration | None:
+    """Calibrate on the collection's ``(chunk_id, text)`` pairs; None when they hold no sentence to sample."""
     sentences = sample_sentences(chunks, n=n, seed=seed)
     if not sentences:
         return None

@@ -187,10 +187,14 @@ def ingest_documents(
     if report.changed or manifest.corpus_hash != store_hash or not bm25_dir:
         bm25_dir = rebuild_bm25(collection, index_dir)
     gate, languages = manifest.gate, manifest.languages
-    if store_hash != manifest.corpus_hash or not languages:
-        languages = language_shares(chunk["text"] or "" for chunk in iter_chunks(collection))
-    if calibrate_gate and (store_hash != manifest.corpus_hash or gate.get("method") != GATE_METHOD):
-        calibration = measure_corpus(collection, embed_model, seed=store_hash)
+    changed = store_hash != manifest.corpus_hash
+    measure_gate = calibrate_gate and (changed or gate.get("method") != GATE_METHOD)
+    if changed or not languages or measure_gate:  # one read of the store serves both
+        chunks = [(c["id"], c["text"] or "") for c in iter_chunks(collection)]
+        if changed or not languages:
+            languages = language_shares(text for _, text in chunks)
+    if measure_gate:
+        calibration = measure_corpus(collection, embed_model, chunks, seed=store_hash)
         gate = calibration.to_dict() if calibration is not None else {}
     new_manifest = Manifest(
         embedding_model=embedding_model_id,
