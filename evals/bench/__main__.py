@@ -45,6 +45,17 @@ class ProductComposer:
         self.work, self.src, self.progress, self.embedding = work, src, progress, embedding
         self._models: Models | None = None
         self._ingested: set[str] = set()
+        #: labelled eval sets measured like a domain: name -> (conversations.jsonl, corpus)
+        self.eval_sets: dict[str, tuple[Path, Path]] = {}
+
+    def add_eval_set(self, rows: Path, corpus: Path) -> str:
+        """Register ``data/eval/<set>/<split>/conversations.jsonl`` under the name ``<set>-<split>``."""
+        for path, what in ((rows, "--stock-set"), (corpus, "--stock-corpus")):
+            if not path.exists():
+                raise SystemExit(f"{what} {path}: no such file or folder")
+        name = f"{rows.parent.parent.name}-{rows.parent.name}"
+        self.eval_sets[name] = (rows, corpus)
+        return name
 
     def _domain_settings(self, domain: str, top_k: int) -> Settings:
         return load_settings(index_dir=self.work / "idx" / f"{domain}-{self.embedding}", embedding=self.embedding,
@@ -67,11 +78,17 @@ class ProductComposer:
         return data
 
     def domain(self, domain: str, *, top_k: int = 10, llm: Any = None) -> tuple[Pipeline, list[EvalRow]]:
-        data = self.mtrag_data(domain)
-        settings = self._domain_settings(domain, top_k)
+        if domain in self.eval_sets:  # the product's own chunking and candidates, not mtRAG's passages
+            rows_path, corpus = self.eval_sets[domain]
+            settings = load_settings(index_dir=self.work / "idx" / f"{domain}-{self.embedding}",
+                                     embedding=self.embedding, log_dir=None, top_k=top_k)
+        else:
+            data = self.mtrag_data(domain)
+            rows_path, corpus = data / f"{domain}.jsonl", data / f"{domain}_corpus.jsonl"
+            settings = self._domain_settings(domain, top_k)
         models = self.models()
         if domain not in self._ingested:
-            ingest_path(settings, data / f"{domain}_corpus.jsonl", embed_model=models.embed_model,
+            ingest_path(settings, corpus, embed_model=models.embed_model,
                         on_progress=lambda d, t: self.progress(f"{domain} embedding", d, t))
             self._ingested.add(domain)
         if llm is not None:
@@ -79,7 +96,7 @@ class ProductComposer:
         else:  # greedy condense replies are cached, so a killed run resumes without redoing them
             models = replace(models, condense_llm=CachedLLM(models.condense_llm,
                                                             self.work / "cache" / f"condense-{domain}.jsonl"))
-        return build_pipeline(settings, models, open_index(settings)), load_rows(data / f"{domain}.jsonl")
+        return build_pipeline(settings, models, open_index(settings)), load_rows(rows_path)
 
     def ingest_rate(self, corpus: Path, n: int) -> dict[str, Any]:
         from engines.documents import load_corpus
@@ -186,7 +203,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=Path("runs/bench"), help="cache folder (indexes, JSON)")
     parser.add_argument("--out", type=Path, default=Path("docs/benchmarks.md"))
     parser.add_argument("--domains", default=",".join(DOMAINS))
-    parser.add_argument("--stock-domain", default="fiqa")
+    parser.add_argument("--stock-domain", default="fiqa", help="stock: the mtRAG domain compared")
+    parser.add_argument("--stock-set", type=Path,
+                        help="stock: a labelled eval set instead (data/eval/<set>/<split>/conversations.jsonl; "
+                             "needs --stock-corpus), reported as <set>-<split>")
+    parser.add_argument("--stock-corpus", type=Path, help="stock: the documents of --stock-set")
     parser.add_argument("--sample-convs", type=int, default=2, help="conversations replayed with the LLM (stock)")
     parser.add_argument("--reuse-turns", action="store_true",
                         help="stock: keep the cached whole-turn LLM measurements, recompute retrieval only")
@@ -200,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--service-levels", default="scripted=1,8,32;local=1,2",
                         help="service: concurrent sessions per setup (scripted LLM, the local model)")
     args = parser.parse_args(argv)
+    if (args.stock_set is None) != (args.stock_corpus is None):
+        parser.error("--stock-set and --stock-corpus go together")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("bm25s").disabled = True  # it lowers its own level while indexing
     progress = ProgressBars(sys.stderr, every_s=20)
@@ -219,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
         if part == "mtrag":
             run_mtrag(args.work, domains, composer, progress)
         elif part == "stock":
-            run_stock(args.work, args.stock_domain, args.sample_convs, composer, progress, args.reuse_turns)
+            target = composer.add_eval_set(args.stock_set, args.stock_corpus) if args.stock_set else args.stock_domain
+            run_stock(args.work, target, args.sample_convs, composer, progress, args.reuse_turns)
         elif part == "ingest":
             run_ingest(args.work, composer.mtrag_data("fiqa") / "fiqa_corpus.jsonl", args.ingest_sample, composer)
         elif part == "scale":

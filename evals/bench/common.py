@@ -38,8 +38,9 @@ class Composer(Protocol):
     """Builds the pipelines the parts measure (the CLI implements it with ``app.compose``)."""
 
     def domain(self, domain: str, *, top_k: int = 10, llm: Any = None) -> tuple[Pipeline, list[EvalRow]]:
-        """The mtRAG domain's pipeline (converted and ingested when missing) and its rows; ``llm``
-        replaces both LLMs (to count what a pipeline sends)."""
+        """The mtRAG domain's pipeline (converted and ingested when missing) and its rows, or those of a
+        labelled eval set registered under that name; ``llm`` replaces both LLMs (to count what a
+        pipeline sends)."""
 
     def ingest_rate(self, corpus: Path, n: int) -> dict[str, Any]:
         """Chunks/s of embedding alone and of a whole ingest, on the first ``n`` passages of ``corpus``."""
@@ -108,7 +109,7 @@ def score(rankings: dict[str, list[str]], rows: dict[str, EvalRow]) -> dict[str,
 
     queries = {q: (ranked, rows[q].gold_doc_ids) for q, ranked in rankings.items() if rows[q].gold_doc_ids}
     s5, s10 = retrieval_scores(queries, 5), retrieval_scores(queries, 10)
-    return {q: {"recall@5": s5[q]["recall@5"], "ndcg@5": s5[q]["ndcg@5"],
+    return {q: {"recall@5": s5[q]["recall@5"], "hit@5": s5[q]["hit@5"], "ndcg@5": s5[q]["ndcg@5"],
                 "recall@10": s10[q]["recall@10"], "ndcg@10": s10[q]["ndcg@10"]} for q in queries}
 
 

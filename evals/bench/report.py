@@ -82,12 +82,12 @@ def render(work: Path, machine: dict[str, Any], commands: list[str], out_dir: Pa
                       "Stock: `CondenseQuestionChatEngine.from_defaults` over a `VectorStoreIndex` built from the same "
                       "chunks and stored e5 vectors, default condense prompt, same local LLM, top-5. Ours: the product "
                       "defaults (window-6 condenser with guard, hybrid RRF, conflict check), top-5.", "",
-                      "| turn bucket | n | stock R@5 | ours R@5 | stock nDCG@5 | ours nDCG@5 |"
-                      + "".join(f" {side} R@5 |" for side in cross), "|---|---|---|---|---|---|" + "---|" * len(cross)]
+                      "| turn bucket | n | stock R@5 | ours R@5 | stock hit@5 | ours hit@5 | stock nDCG@5 | ours nDCG@5 |"
+                      + "".join(f" {side} R@5 |" for side in cross), "|---|---|---|---|---|---|---|---|" + "---|" * len(cross)]
             for bucket, st in s["retrieval"]["stock"].items():
                 ou = s["retrieval"]["ours"][bucket]
                 lines.append(f"| {bucket} | {st['n']} | {_f(st['recall@5'])} | {_f(ou['recall@5'])} | "
-                             f"{_f(st['ndcg@5'])} | {_f(ou['ndcg@5'])} |"
+                             f"{_f(st.get('hit@5'))} | {_f(ou.get('hit@5'))} | {_f(st['ndcg@5'])} | {_f(ou['ndcg@5'])} |"
                              + "".join(f" {_f(s['retrieval'][side][bucket]['recall@5'])} |" for side in cross))
             if cross:
                 lines += ["", "The last columns say where a gap comes from: the stock condenser's query through our "

@@ -30,7 +30,7 @@ from evals.bench.common import (
     save,
     score,
 )
-from evals.buckets import POSITION_BUCKETS, position_buckets
+from evals.buckets import POSITION_BUCKETS, position_buckets, turn_buckets
 from evals.configs import to_chat_messages
 from evals.dataset import EvalRow
 from evals.llm_cache import CachedLLM
@@ -50,9 +50,27 @@ def stock_condense(engine: CondenseQuestionChatEngine, history: list[Any], quest
     return engine._condense_question(history, question)  # noqa: SLF001 - LlamaIndex's, not ours
 
 
+#: follow-ups split by whether they stand alone (labelled eval sets; mtRAG rows carry no such label).
+TYPE_BUCKETS = ("standalone/turn2+", "non_standalone/turn2+")
+STOCK_METRICS = ("recall@5", "hit@5", "ndcg@5")
+
+
+def stock_buckets(per_row: dict[str, dict[str, float]], by_id: dict[str, EvalRow]) -> dict[str, dict[str, float | None]]:
+    """Turn positions, then follow-ups by type where the rows are labelled standalone / non-standalone."""
+    out = bucket_means(per_row, by_id, position_buckets, POSITION_BUCKETS, STOCK_METRICS)
+    for name in TYPE_BUCKETS:
+        row_type = name.split("/")[0]
+        ids = {q: v for q, v in per_row.items() if by_id[q].type == row_type and "turn2+" in turn_buckets(by_id[q].turn)}
+        if ids:
+            out[name] = bucket_means(ids, by_id, lambda _turn: ("all",), ("all",), STOCK_METRICS)["all"]
+    return out
+
+
 def run_stock(work: Path, domain: str, sample_convs: int, composer: Composer, progress: Progress,
               reuse_turns: bool = False) -> dict:
-    pipeline, rows = composer.domain(domain, top_k=5)
+    """``domain`` is an mtRAG domain or a labelled eval set the composer knows (``--stock-set``)."""
+    pipeline, all_rows = composer.domain(domain, top_k=5)
+    rows = [r for r in all_rows if r.gold_doc_ids]  # unanswerable turns have no gold passage to rank
     by_id = {r.key: r for r in rows}
     index = stock_index(pipeline)
     cached_llm = CachedLLM(pipeline.models.llm, work / "cache" / f"stock-condense-{domain}.jsonl")
@@ -81,16 +99,15 @@ def run_stock(work: Path, domain: str, sample_convs: int, composer: Composer, pr
         progress(f"stock vs ours {domain}", i + 1, len(rows))
     result: dict[str, Any] = {
         "domain": domain,
-        "retrieval": {side: bucket_means(score(ranked, by_id), by_id, position_buckets, POSITION_BUCKETS,
-                                         ("recall@5", "ndcg@5")) for side, ranked in ranks.items()},
+        "retrieval": {side: stock_buckets(score(ranked, by_id), by_id) for side, ranked in ranks.items()},
         "retrieval_ms": {"stock": p50_p95(stock_ms), "ours": p50_p95(ours_ms)},
     }
     data = load(work / "stock.json") or {}
     cached_turns = (data.get(domain) or {}).get("turns")
     if reuse_turns and cached_turns:
         result["turns"] = cached_turns  # the LLM part is the slow one; retrieval rows are recomputed
-    else:
-        result["turns"] = whole_turns(composer, domain, pipeline, index, rows, sample_convs, progress)
+    elif sample_convs > 0:
+        result["turns"] = whole_turns(composer, domain, pipeline, index, all_rows, sample_convs, progress)
     data[domain] = result
     save(work / "stock.json", data)
     return result

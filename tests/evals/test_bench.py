@@ -64,3 +64,27 @@ def test_a_missing_mtrag_folder_stops_with_a_message_naming_it(tmp_path) -> None
     with pytest.raises(SystemExit, match=r"could not convert .*nowhere.*--src"):
         main(["mtrag", "--domains", "fiqa", "--src", str(tmp_path / "nowhere"), "--work", str(tmp_path / "w")])
     assert not (tmp_path / "w" / "idx").exists()  # nothing half-built
+
+
+def test_stock_buckets_split_follow_ups_by_type_where_rows_are_labelled() -> None:
+    from evals.bench.stock import stock_buckets
+
+    rows = parse_rows([json.dumps({"conv_id": "c", "turn": t, "history": [["user", "q"], ["assistant", "a"]] * (t - 1),
+                                   "question": f"Q{t}", "type": kind, "gold_doc_ids": ["d"]})
+                       for t, kind in ((1, "standalone"), (2, "non_standalone"), (3, "standalone"), (4, "non_standalone"))])
+    by_id = {r.key: r for r in rows}
+    per_row = {r.key: {"recall@5": float(r.turn % 2), "hit@5": float(r.turn % 2), "ndcg@5": 0.5} for r in rows}
+    out = stock_buckets(per_row, by_id)
+    assert out["turn1"]["hit@5"] == 1.0 and out["turn4+"]["n"] == 1 and out["all"]["n"] == 4
+    assert out["standalone/turn2+"] == {"n": 1, "recall@5": 1.0, "hit@5": 1.0, "ndcg@5": 0.5}
+    assert out["non_standalone/turn2+"]["n"] == 2 and out["non_standalone/turn2+"]["hit@5"] == 0.0
+
+
+def test_stock_set_needs_its_corpus(capsys, tmp_path) -> None:
+    import pytest
+
+    from evals.bench.__main__ import main
+
+    with pytest.raises(SystemExit):
+        main(["stock", "--stock-set", "rows.jsonl", "--work", str(tmp_path)])
+    assert "--stock-set and --stock-corpus go together" in capsys.readouterr().err
