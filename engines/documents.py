@@ -167,6 +167,11 @@ def _load_jsonl(file: Path) -> tuple[list[SourceDocument], list[str]]:
 ID_LIST_FIELDS = ("supersedes",)
 
 
+def split_ids(value: str) -> tuple[str, ...]:
+    """A stored id-list field (``supersedes``) back as doc ids."""
+    return tuple(i.strip() for i in str(value).split(",") if i.strip())
+
+
 def _flat_metadata(fields: dict[str, Any], where: str) -> dict[str, FlatValue]:
     """Chroma stores flat scalars only: dates become ISO strings, a list of doc ids (``supersedes``)
     a comma-separated string, other nested values are refused."""

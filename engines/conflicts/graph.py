@@ -59,19 +59,15 @@ from numpy.typing import ArrayLike
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components as csgraph_components
 
-from engines.conflicts import DEFAULT_MIN_CLAIM_OVERLAP, DEFAULT_SIM_THRESHOLD
-from engines.conflicts.negation import Cue, find_abolition_cues
-from engines.conflicts.numbers import Lang, Quantity, parse_quantities
-from engines.conflicts.subjects import (
-    Profile,
-    claim_sentence,
-    claim_words,
-    content_words,
-    markers,
-    profile,
-    sentence_prefix,
-    subjects_differ,
+from engines.conflicts import (
+    DEFAULT_ALIGN_CLAIMS,
+    DEFAULT_MIN_ABOLITION_TARGET,
+    DEFAULT_MIN_CLAIM_OVERLAP,
+    DEFAULT_MIN_DEADLINE_OVERLAP,
+    DEFAULT_MIN_PERIOD_OVERLAP,
+    DEFAULT_SIM_THRESHOLD,
 )
+from engines.conflicts.claims import Facts, Passage, abolition_target_overlap, analyze, facts, numeric_evidence
 
 logger = logging.getLogger(__name__)
 
@@ -90,27 +86,6 @@ __all__ = [
 
 ConflictKind = Literal["numeric", "negation"]
 ClusterKind = Literal["temporal", "unresolved"]
-
-
-@dataclass(frozen=True)
-class Passage:
-    """A retrieved passage with what the detectors read from it.
-
-    The spans in ``quantities`` and ``cues`` index the NFC form of ``text``.
-    ``analyze`` stores ``text`` already in NFC.
-    """
-
-    id: str
-    text: str
-    date: dt.date | None = None
-    quantities: tuple[Quantity, ...] = ()
-    cues: tuple[Cue, ...] = ()
-    title: str = ""  # the document's subject: its markers apply to every number in the passage
-    source: str = ""  # the document it comes from; chunks of one document win or lose together
-
-    @property
-    def source_key(self) -> str:
-        return self.source or self.id
 
 
 @dataclass(frozen=True)
@@ -137,6 +112,7 @@ class Cluster:
     kind: ClusterKind
     winner_id: str | None
     pairs: tuple[ConflictPair, ...]
+    basis: str = "date"  # what chose the winner: "supersedes" (declared) or "date" (inferred)
 
 
 @dataclass(frozen=True)
@@ -146,96 +122,6 @@ class Resolution:
     kept_ids: tuple[str, ...]
     dropped_ids: tuple[str, ...]
     clusters: tuple[Cluster, ...] = field(default_factory=tuple)
-
-
-def analyze(
-    id: str,
-    text: str,
-    date: dt.date | None = None,
-    *,
-    lang: Lang | None = None,
-    skip_years: bool = True,
-    skip_small_ints: bool = True,
-    title: str = "",
-    source: str = "",
-) -> Passage:
-    """Build a ``Passage`` with its quantities and cues read from ``text``."""
-    norm = unicodedata.normalize("NFC", text)
-    return Passage(
-        id=id,
-        text=norm,
-        date=date,
-        title=unicodedata.normalize("NFC", title),
-        source=source,
-        quantities=tuple(parse_quantities(norm, lang, skip_years=skip_years, skip_small_ints=skip_small_ints)),
-        cues=tuple(find_abolition_cues(norm)),
-    )
-
-
-def _same_value(qa: Quantity, qb: Quantity, rel_tol: float) -> bool:
-    tol = max(rel_tol * max(abs(qa.value), abs(qb.value)), qa.resolution, qb.resolution)
-    return abs(qa.value - qb.value) <= tol
-
-
-# --------------------------------------------------------------------------- detection
-
-
-@dataclass(frozen=True)
-class _Facts:
-    """Per-passage view used by pair checks; built once per passage."""
-
-    profile: Profile
-    markers: tuple[set[tuple[str, str]], ...]  # one per quantity
-    contexts: tuple[set[str], ...]  # one per quantity
-    claims: tuple[frozenset[str], ...]  # one per quantity: its sentence's words, values masked
-
-
-def _facts(p: Passage) -> _Facts:
-    """Built at most once per passage per :func:`detect_pairs` call (and only for passages in a
-    same-topic pair that both carry numbers)."""
-    text = unicodedata.normalize("NFC", p.text)
-    title = unicodedata.normalize("NFC", p.title)
-    title_markers = markers(title) if title else set()
-    return _Facts(
-        profile=profile(f"{title}\n{text}" if title else text),
-        markers=tuple(markers(sentence_prefix(text, q.span[0])) | title_markers for q in p.quantities),
-        contexts=tuple(content_words(q.context) | content_words(sentence_prefix(text, q.span[0]))
-                       for q in p.quantities),
-        claims=tuple(claim_words(claim_sentence(text, *q.span)) for q in p.quantities),
-    )
-
-
-def claim_overlap(a: frozenset[str], b: frozenset[str]) -> float:
-    """Jaccard overlap of two claims' masked words: how far they state the same thing."""
-    return len(a & b) / len(a | b) if a and b else 0.0
-
-
-def _numeric_evidence(
-    pa: Passage, fa: _Facts, pb: Passage, fb: _Facts, *,
-    rel_tol: float, require_context_overlap: bool, subject_veto: bool,
-    min_context_overlap: float = 0.5, require_unit: bool = True, min_claim_overlap: float = 0.0,
-) -> tuple[str, ...]:
-    evidence: list[str] = []
-    for i, qa in enumerate(pa.quantities):
-        if require_unit and not qa.unit:
-            continue  # a bare number ("2.1", "70") is a clause label or a table cell far more often than a claim
-        same_key_b = [(j, qb) for j, qb in enumerate(pb.quantities) if (qb.unit, qb.per) == (qa.unit, qa.per)]
-        if not same_key_b or any(_same_value(qa, qb, rel_tol) for _, qb in same_key_b):
-            continue  # nothing to compare, or agreement on this value
-        for j, qb in same_key_b:
-            if any(_same_value(qa2, qb, rel_tol) for qa2 in pa.quantities if (qa2.unit, qa2.per) == (qb.unit, qb.per)):
-                continue  # qb is agreed by another value of pa
-            if subject_veto and subjects_differ(fa.markers[i], fa.profile, fb.markers[j], fb.profile):
-                continue
-            ca, cb = fa.contexts[i], fb.contexts[j]
-            if require_context_overlap and ca and cb and len(ca & cb) / min(len(ca), len(cb)) < min_context_overlap:
-                continue  # the words before the two numbers must mostly agree: same quantity, new value
-            if min_claim_overlap and claim_overlap(fa.claims[i], fb.claims[j]) < min_claim_overlap:
-                continue  # the two sentences must state the same claim (subject, attribute, scope)
-            item = f"{qa.text} vs {qb.text}"
-            if item not in evidence:
-                evidence.append(item)
-    return tuple(evidence)
 
 
 def _check_similarity(similarity: ArrayLike, n: int) -> np.ndarray:
@@ -269,6 +155,10 @@ def detect_pairs(
     require_unit: bool = True,
     companion_veto: bool = True,
     min_claim_overlap: float = DEFAULT_MIN_CLAIM_OVERLAP,
+    min_period_overlap: float | None = DEFAULT_MIN_PERIOD_OVERLAP,
+    align_claims: bool = DEFAULT_ALIGN_CLAIMS,
+    min_abolition_overlap: float | None = DEFAULT_MIN_ABOLITION_TARGET,
+    min_deadline_overlap: float | None = DEFAULT_MIN_DEADLINE_OVERLAP,
 ) -> list[ConflictPair]:
     """Conflicting pairs among ``passages``, ordered by input position.
 
@@ -288,7 +178,7 @@ def detect_pairs(
     n = len(passages)
     _check_unique([p.id for p in passages])
     sim = _check_similarity(similarity, n)
-    facts: dict[int, _Facts] = {}
+    read: dict[int, Facts] = {}
     out: list[ConflictPair] = []
     for i, j in np.argwhere(np.triu(sim >= sim_threshold, k=1)).tolist():
         pa, pb = passages[i], passages[j]
@@ -296,22 +186,26 @@ def detect_pairs(
         if companion_veto and are_companions(pa, pb):
             continue
         if pa.quantities and pb.quantities:
-            if i not in facts:  # (setdefault would rebuild the facts on every pair)
-                facts[i] = _facts(pa)
-            if j not in facts:
-                facts[j] = _facts(pb)
-            fa, fb = facts[i], facts[j]
-            evidence = _numeric_evidence(
+            if i not in read:  # (setdefault would rebuild the facts on every pair)
+                read[i] = facts(pa)
+            if j not in read:
+                read[j] = facts(pb)
+            fa, fb = read[i], read[j]
+            evidence = numeric_evidence(
                 pa, fa, pb, fb, rel_tol=rel_tol,
                 require_context_overlap=require_context_overlap, subject_veto=subject_veto,
                 min_context_overlap=min_context_overlap, require_unit=require_unit,
-                min_claim_overlap=min_claim_overlap,
+                min_claim_overlap=min_claim_overlap, min_period_overlap=min_period_overlap,
+                align_claims=align_claims, min_deadline_overlap=min_deadline_overlap,
             )
             if evidence:
                 out.append(ConflictPair(pa.id, pb.id, "numeric", evidence, s))
         if bool(pa.cues) != bool(pb.cues):
-            phrases = tuple(dict.fromkeys(c.phrase for c in (pa.cues or pb.cues)))
-            out.append(ConflictPair(pa.id, pb.id, "negation", phrases, s))
+            cued, other = (pa, pb) if pa.cues else (pb, pa)
+            # an abolition conflicts only with a passage stating what it abolishes
+            if min_abolition_overlap is None or abolition_target_overlap(cued, other) >= min_abolition_overlap:
+                phrases = tuple(dict.fromkeys(c.phrase for c in cued.cues))
+                out.append(ConflictPair(pa.id, pb.id, "negation", phrases, s))
     for pair in out:
         logger.debug("conflict %s %s<->%s sim=%.3f %s", pair.kind, pair.a, pair.b, pair.similarity, pair.evidence)
     return out
@@ -371,7 +265,21 @@ def _date_key(d: dt.date) -> dt.datetime:
     return d if isinstance(d, dt.datetime) else dt.datetime.combine(d, dt.time.min)
 
 
+def _declared_winner(members: list[str], by_id: dict[str, Passage]) -> str | None:
+    """The member whose document declares (``supersedes``) every other document of the cluster."""
+    sources = {by_id[m].source_key for m in members}
+    for m in members:
+        own = by_id[m]
+        if sources - {own.source_key} <= set(own.supersedes):
+            return m
+    return None
+
+
 def _cluster(members: list[str], by_id: dict[str, Passage], pairs: tuple[ConflictPair, ...]) -> Cluster:
+    """Explicit signals win over inference: a declared replacement first, then the one newest date."""
+    declared = _declared_winner(members, by_id)
+    if declared is not None:
+        return Cluster(tuple(members), "temporal", declared, pairs, basis="supersedes")
     dates = [by_id[m].date for m in members]
     if all(d is not None for d in dates):
         keys = [_date_key(d) for d in dates if d is not None]

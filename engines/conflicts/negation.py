@@ -67,6 +67,7 @@ _BLOCKERS: tuple[str, ...] = (
     "không" + _SL + r"(?:ngừng|ngưng)",  # "không ngừng": ceaselessly
     "ngừng" + _S + r"(?:việc|trệ)",  # "trợ cấp ngừng việc": work-stoppage pay
     "ngưng" + _S + "tụ",  # condensation
+    "tạm" + _S + r"(?:ngừng|ngưng)",  # "tạm ngưng": a temporary suspension the rule describes, not an abolition
     "không" + _SL + "còn" + _S + "nghi" + _S + "ngờ",  # "no doubt"
     "không" + _SL + "còn" + _S + "cách" + _S + "nào",  # "no other way"
     "no" + _S + "longer" + _S + "than",  # "no longer than 30 days": a limit
@@ -106,3 +107,4 @@ def find_abolition_cues(text: str) -> list[Cue]:
 def has_abolition_cue(text: str) -> bool:
     """Shortcut for callers that only need a yes/no answer."""
     return bool(find_abolition_cues(text))
+

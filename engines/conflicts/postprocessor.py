@@ -32,6 +32,7 @@ from engines.conflicts.graph import (
     resolve,
 )
 from engines.conflicts.report import ConflictReport, build_report
+from engines.documents import split_ids
 from engines.postprocess import PostprocessOutcome
 from engines.text import detect_language
 
@@ -104,13 +105,14 @@ class ConflictPostprocessor(BaseNodePostprocessor):
         """Parsing numbers and cues is the costly part; chunks recur across turns, so keep it (bounded)."""
         meta = nws.node.metadata
         key = (nws.node.node_id, nws.node.get_content(metadata_mode=MetadataMode.NONE), str(meta.get("date") or ""),
-               str(meta.get("title") or ""), str(meta.get("doc_id") or ""), self.skip_years)
+               str(meta.get("title") or ""), str(meta.get("doc_id") or ""), self.skip_years,
+               str(meta.get("supersedes") or ""))
         with self._lock:
             cached = self._analyzed.get(key)
         if cached is None:
-            node_id, text, date, title, doc_id, skip_years = key
+            node_id, text, date, title, doc_id, skip_years, supersedes = key
             cached = analyze(node_id, text, _date(date), lang=detect_language(text), skip_years=skip_years,
-                             title=title, source=doc_id)
+                             title=title, source=doc_id, supersedes=split_ids(supersedes))
             with self._lock:
                 self._analyzed[key] = cached
         return cached

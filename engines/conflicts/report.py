@@ -12,11 +12,13 @@ from engines.conflicts.graph import Resolution
 TEXT = {
     "vi": {
         "dropped": "Đã bỏ qua {old} ({old_date}) vì mâu thuẫn với {new} ({new_date}) mới hơn: {evidence}.",
+        "replaced": "Đã bỏ qua {old} ({old_date}): {new} ({new_date}) ghi rõ là thay thế văn bản này: {evidence}.",
         "unresolved": "⚠ Các nguồn không thống nhất: {docs} ({evidence}). Hãy kiểm tra lại với bộ phận phụ trách.",
         "detected": "Phát hiện mâu thuẫn giữa {docs} ({evidence}); chưa xử lý (resolve_conflicts=False).",
     },
     "en": {
         "dropped": "Set aside {old} ({old_date}): it conflicts with the newer {new} ({new_date}): {evidence}.",
+        "replaced": "Set aside {old} ({old_date}): {new} ({new_date}) declares that it replaces it: {evidence}.",
         "unresolved": "⚠ The sources disagree: {docs} ({evidence}). Please check with the document owner.",
         "detected": "Conflict detected between {docs} ({evidence}); not resolved (resolve_conflicts=False).",
     },
@@ -47,6 +49,7 @@ class ClusterReport:
     winner: PassageRef | None
     dropped: list[PassageRef]
     pairs: list[PairReport]
+    basis: str = "date"  # temporal clusters: "supersedes" (declared by the winner) or "date"
 
 
 @dataclass
@@ -71,8 +74,9 @@ class ConflictReport:
             evidence = "; ".join(dict.fromkeys(e for p in cluster.pairs for e in p.evidence))
             docs = " vs ".join(f"[{m.doc_id}]" for m in cluster.members)
             if cluster.resolution == "temporal" and cluster.winner:
+                template = text["replaced" if cluster.basis == "supersedes" else "dropped"]
                 for old in cluster.dropped:
-                    lines.append(text["dropped"].format(old=f"[{old.doc_id}]", old_date=old.date or "?",
+                    lines.append(template.format(old=f"[{old.doc_id}]", old_date=old.date or "?",
                                                         new=f"[{cluster.winner.doc_id}]", new_date=cluster.winner.date,
                                                         evidence=evidence))
             elif cluster.resolution == "unresolved":
@@ -127,6 +131,7 @@ def build_report(nodes: list[NodeWithScore], resolution: Resolution, *, llm_call
             winner=refs.get(cluster.winner_id) if cluster.winner_id else None,
             dropped=[refs[i] for i in cluster.ids if i in dropped_ids],
             pairs=[pairs[(p.a, p.b, p.kind)] for p in cluster.pairs],
+            basis=cluster.basis,
         ))
     return ConflictReport(
         checked=len(nodes), pairs=all_pairs, clusters=clusters,

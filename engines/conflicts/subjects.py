@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engines.text import FUNCTION_WORDS
+from engines.text import FUNCTION_WORDS, detect_language
 
-_SENT_END_RE = re.compile(r"[.!?;](?=\s)|\n")
+_SENT_END_RE = re.compile(r"[.!?;][\"'”’)\]]*(?=\s)|\n")  # a closing quote or bracket may follow the stop
 _TOKEN_RE = re.compile(r"\w+(?:[.\-]\w+)*")
 _INITIAL_CHARS = ".!?:;\n\"'“‘«•*-–—"
 _VERSION_RE = re.compile(r"[vV]\d+(?:\.\d+)*")
@@ -158,6 +158,23 @@ def claim_sentence(text: str, start: int, end: int) -> str:
 def claim_words(sentence: str) -> frozenset[str]:
     """What a claim is about, its values masked: content words without the numbers."""
     return frozenset(w for w in content_words(sentence) if not any(c.isdigit() for c in w))
+
+
+def claim_terms(sentence: str) -> frozenset[tuple[str, ...]]:
+    """The words of a sentence, numbers left out, as comparable terms: English words one by one,
+    Vietnamese syllables in adjacent pairs, since Vietnamese names things in syllable pairs ("sinh
+    nhật", "trả trước"): one shared syllable says little, a shared pair a lot."""
+    words = [w for w in (t.lower() for t in _TOKEN_RE.findall(sentence))
+             if len(w) >= 2 and any(c.isalpha() for c in w) and not any(c.isdigit() for c in w)
+             and w not in FUNCTION_WORDS]
+    if detect_language(sentence) == "vi":
+        return frozenset(zip(words, words[1:]))
+    return frozenset((w,) for w in words)
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences, table rows and ``;`` items: the units a claim is stated in."""
+    return [s for s in _SENT_END_RE.split(text) if s.strip()]
 
 
 def subjects_differ(

@@ -1,0 +1,91 @@
+"""Deadlines as values: a date the text sets as a limit ("trước ngày 31/05/2024", "extended to
+30 September 2024") is a claim two documents can disagree on, like an amount.
+
+The number parser blocks every date so that "15/11/2023" is never read as a count; this module
+reads back only the dates that follow a deadline cue ("hạn", "trước ngày", "đến hết", "by",
+"until", "no later than"...), so issue dates, effective dates and dates in headings stay out.
+Each becomes a :class:`~engines.conflicts.numbers.Quantity` with unit ``"date"`` and the day's
+ordinal as its value, so the claim rules of ``engines.conflicts.graph`` apply unchanged. Pure.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import unicodedata
+
+from engines.conflicts.numbers import Quantity
+
+__all__ = ["DATE_UNIT", "parse_deadlines"]
+
+DATE_UNIT = "date"
+
+_MONTHS = {name: i for i, names in enumerate((
+    ("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",), ("jun", "june"),
+    ("jul", "july"), ("aug", "august"), ("sep", "sept", "september"), ("oct", "october"), ("nov", "november"),
+    ("dec", "december")), start=1) for name in names}
+_MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
+
+# (pattern, group order): day-month-year in the three ways the corpora write it.
+_DATE_RES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(?<![\w/.-])(\d{1,2})[/.-](\d{1,2})[/.-](\d{4})(?![\w/.-]?\d)"), "dmy"),
+    (re.compile(r"(?<![\w/.-])(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)"), "ymd"),
+    (re.compile(r"(?<!\w)ngày\s+(\d{1,2})\s+tháng\s+(\d{1,2})\s*(?:năm|,)\s*(\d{4})(?!\d)", re.IGNORECASE), "dmy"),
+    (re.compile(r"(?<!\w)(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(" + _MONTH_NAMES + r")\.?,?\s+(\d{4})(?!\d)",
+                re.IGNORECASE), "dMy"),
+    (re.compile(r"(?<!\w)(" + _MONTH_NAMES + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})(?!\d)",
+                re.IGNORECASE), "Mdy"),
+)
+
+# A deadline cue ends right before the date (a "ngày" between them is allowed).
+_CUE_BEFORE_RE = re.compile(
+    r"(?<!\w)(?:hạn(?:\s+chót|\s+cuối)?|thời\s+hạn|trước|chậm\s+nhất(?:\s+là)?|muộn\s+nhất(?:\s+là)?|đến\s+hết"
+    r"|đến|tới|hết\s+hạn(?:\s+vào)?|kéo\s+dài\s+(?:đến|tới)|gia\s+hạn\s+(?:đến|tới)|không\s+muộn\s+hơn"
+    r"|by|before|until|till|through|no\s+later\s+than|deadline(?:\s+is)?|expires?(?:\s+on)?|ends?\s+on"
+    r"|extended\s+(?:to|until))"
+    r"[\s*_]*(?:(?:hết\s+)?ngày|the|on)?[\s*_]*[:,]?[\s*_]*$",  # Markdown emphasis may wrap the date
+    re.IGNORECASE,
+)
+_CUE_WINDOW = 40
+
+
+def _value(groups: tuple[str, ...], order: str) -> dt.date | None:
+    try:
+        if order == "dmy":
+            d, m, y = (int(g) for g in groups)
+        elif order == "ymd":
+            y, m, d = (int(g) for g in groups)
+        elif order == "dMy":
+            d, m, y = int(groups[0]), _MONTHS[groups[1].lower()], int(groups[2])
+        else:
+            m, d, y = _MONTHS[groups[0].lower()], int(groups[1]), int(groups[2])
+        return dt.date(y, m, d)
+    except (ValueError, KeyError):
+        return None
+
+
+def _sentence_start(text: str, start: int) -> int:
+    cut = max(text.rfind(ch, 0, start) for ch in ".!?;\n")
+    return cut + 1
+
+
+def parse_deadlines(text: str, context_words: int = 8) -> list[Quantity]:
+    """Dates set as limits in ``text`` (NFC spans), in reading order; every other date is left out."""
+    norm = unicodedata.normalize("NFC", text)
+    found: list[Quantity] = []
+    taken: list[tuple[int, int]] = []
+    for rx, order in _DATE_RES:
+        for m in rx.finditer(norm):
+            if any(s < m.end() and m.start() < e for s, e in taken):
+                continue
+            floor = max(_sentence_start(norm, m.start()), m.start() - _CUE_WINDOW)
+            if not _CUE_BEFORE_RE.search(norm[floor:m.start()]):
+                continue
+            day = _value(m.groups(), order)
+            if day is None:
+                continue
+            taken.append(m.span())
+            words = re.findall(r"\w+", norm[_sentence_start(norm, m.start()):m.start()])
+            found.append(Quantity(float(day.toordinal()), DATE_UNIT, None, m.span(), m.group(),
+                                  " ".join(words[-context_words:]), 0.5))
+    return sorted(found, key=lambda q: q.span)

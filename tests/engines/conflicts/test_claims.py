@@ -1,0 +1,116 @@
+"""Claim-level conflicts: deadlines as values, a value whose period changes with it, claims aligned
+to their closest counterpart, abolitions compared with what the other passage states, and declared
+replacements (``supersedes``) winning over dates. Texts written for these tests."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pytest
+
+from engines.conflicts.deadlines import DATE_UNIT, parse_deadlines
+from engines.conflicts.graph import analyze, detect_pairs, resolve
+from engines.conflicts.negation import find_abolition_cues
+
+SAME_TOPIC = np.array([[1.0, 0.95], [0.95, 1.0]])
+
+
+def flagged(a: str, b: str, **kw) -> list:
+    pa = analyze("a", a, dt.date(2024, 1, 1), source="doc-a")
+    pb = analyze("b", b, dt.date(2024, 6, 1), source="doc-b")
+    return detect_pairs([pa, pb], SAME_TOPIC, sim_threshold=0.5, **kw)
+
+
+# ------------------------------------------------------------------------------------ deadlines
+
+@pytest.mark.parametrize("text, day", [
+    ("Hồ sơ nộp trước ngày 15/03/2025 tại quầy số 2.", dt.date(2025, 3, 15)),
+    ("Thời hạn đăng ký kéo dài đến hết ngày 30/09/2024.", dt.date(2024, 9, 30)),
+    ("Applications must be received no later than 14 February 2025.", dt.date(2025, 2, 14)),
+    ("The offer is extended until March 3, 2025.", dt.date(2025, 3, 3)),
+    ("Khách hàng thanh toán chậm nhất là ngày 20 tháng 7 năm 2024.", dt.date(2024, 7, 20)),
+])
+def test_a_date_set_as_a_limit_is_a_value(text, day):
+    (q,) = parse_deadlines(text)
+    assert q.unit == DATE_UNIT and q.value == day.toordinal()
+
+
+@pytest.mark.parametrize("text", [
+    "Quyết định số 12/QĐ-CT ban hành ngày 10/06/2024.",
+    "Quy định này có hiệu lực từ ngày 01/01/2025.",
+    "Issued on 2 May 2024 by the operations office.",
+    "Hạn mức 5.000.000 đồng, áp dụng cho hợp đồng ký từ 01/01/2024.",
+])
+def test_issue_and_effective_dates_are_not_deadlines(text):
+    assert parse_deadlines(text) == []
+
+
+def test_a_moved_deadline_is_a_conflict_and_the_same_deadline_is_not():
+    old = "Người dùng đăng ký gói ưu đãi trước ngày 31/05/2024. Chương trình không gia hạn."
+    moved = "Thời hạn đăng ký gói ưu đãi được gia hạn đến hết ngày 30/09/2024."
+    same = "Người dùng đăng ký gói ưu đãi trước ngày 31/05/2024 tại mọi cửa hàng."
+    assert [p.kind for p in flagged(old, moved, min_claim_overlap=0.2)] == ["numeric"]
+    assert flagged(old, same, min_claim_overlap=0.2) == []
+    pa = analyze("a", old, source="doc-a", deadlines=False)
+    pb = analyze("b", moved, source="doc-b", deadlines=False)
+    assert detect_pairs([pa, pb], SAME_TOPIC, sim_threshold=0.5, min_claim_overlap=0.2) == []
+
+
+def test_alignment_compares_a_deadline_with_its_closest_claim():
+    """The notice repeats the old date in another sentence; aligned claims still see the move."""
+    old = "Khách hàng đăng ký tham gia chương trình trước ngày 31/05/2024."
+    new = ("Gia hạn thời hạn đăng ký tham gia chương trình đến hết ngày 30/09/2024. "
+           "Khách hàng đã đăng ký trước ngày 31/05/2024 không phải đăng ký lại.")
+    assert flagged(old, new, align_claims=False) == []  # the old value reappears: read as agreement
+    (pair,) = flagged(old, new, align_claims=True)
+    assert pair.evidence == ("31/05/2024 vs 30/09/2024",)
+
+
+# -------------------------------------------------------------------------------- period changes
+
+def test_a_value_whose_period_changes_is_a_conflict():
+    old = "Nhân viên được làm việc từ xa tối đa 6 ngày mỗi tháng."
+    new = "Nhân viên được làm việc từ xa tối đa 1 ngày mỗi tuần."
+    (pair,) = flagged(old, new)
+    assert pair.kind == "numeric" and "6 ngày mỗi tháng" in pair.evidence[0]
+    assert flagged(old, new, min_period_overlap=None) == []
+
+
+def test_rates_that_convert_into_each_other_agree():
+    assert flagged("The gateway accepts at most 6000 requests per hour.",
+                   "The gateway accepts at most 100 requests per minute.") == []
+
+
+# ------------------------------------------------------------------------------------ abolitions
+
+def test_a_temporary_suspension_is_not_an_abolition():
+    assert find_abolition_cues("Khi vượt hạn mức, dịch vụ bị tạm ngưng đến kỳ cước sau.") == []
+    assert find_abolition_cues("Từ tháng 3, công ty ngừng phát hành thẻ giấy.") != []
+
+
+def test_an_abolition_conflicts_only_with_a_passage_stating_what_it_abolishes():
+    notice = ("Bãi bỏ ưu đãi giặt là miễn phí cho khách lưu trú dài ngày kể từ 01/03/2025. "
+              "Ưu đãi phiếu ăn sáng giữ nguyên.")
+    other = "Khách đặt phòng hạng sang được tặng phiếu ăn sáng tại nhà hàng tầng trệt."
+    stated = "Khách lưu trú dài ngày được hưởng ưu đãi giặt là miễn phí hai lần mỗi tuần."
+    assert [p.kind for p in flagged(other, notice, min_abolition_overlap=None)] == ["negation"]  # the seed's rule
+    assert flagged(other, notice, min_abolition_overlap=0.3) == []
+    assert [p.kind for p in flagged(stated, notice, min_abolition_overlap=0.3)] == ["negation"]
+
+
+# ------------------------------------------------------------------------------ declared winners
+
+def test_a_declared_replacement_wins_without_dates_and_against_them():
+    text_old, text_new = "Phí đổi vé là 200.000 đồng mỗi lần.", "Phí đổi vé là 300.000 đồng mỗi lần."
+    for date_old, date_new in ((None, None), (dt.date(2024, 5, 1), dt.date(2024, 5, 1)),
+                               (dt.date(2025, 1, 1), dt.date(2024, 1, 1))):
+        old = analyze("o", text_old, date_old, source="fees-v1")
+        new = analyze("n", text_new, date_new, source="fees-v2", supersedes=("fees-v1",))
+        pairs = detect_pairs([old, new], SAME_TOPIC, sim_threshold=0.5, companion_veto=False)
+        res = resolve([old, new], pairs)
+        assert res.kept_ids == ("n",) and res.clusters[0].basis == "supersedes"
+    undeclared = analyze("n", text_new, dt.date(2024, 5, 1), source="fees-v2")
+    same_day = analyze("o", text_old, dt.date(2024, 5, 1), source="fees-v1")
+    pairs = detect_pairs([same_day, undeclared], SAME_TOPIC, sim_threshold=0.5, companion_veto=False)
+    assert resolve([same_day, undeclared], pairs).clusters[0].kind == "unresolved"
