@@ -118,6 +118,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "abolition target off": {"min_abolition_overlap": None},
     "declared supersedes ignored": {"supersedes": False},
 }
+ABLATIONS["all five off"] = {k: v for switch in ABLATIONS.values() for k, v in switch.items()}
 _ANALYZE_SWITCHES = ("deadlines", "supersedes")
 
 
@@ -205,9 +206,12 @@ def embed_similarities(rows: list[PairRow], embedding: str) -> np.ndarray:
 
     model = build_embedding(embedding)
     texts = [t for r in rows for t in (r.text_a, r.text_b)]
-    vectors = np.asarray(model.get_text_embedding_batch(texts), dtype=np.float32)
+    unique = list(dict.fromkeys(texts))  # a document is in several pairs: embed it once
+    vectors = np.asarray(model.get_text_embedding_batch(unique), dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    return np.einsum("ij,ij->i", vectors[0::2], vectors[1::2])
+    at = {t: i for i, t in enumerate(unique)}
+    a, b = vectors[[at[r.text_a] for r in rows]], vectors[[at[r.text_b] for r in rows]]
+    return np.einsum("ij,ij->i", a, b)
 
 
 def overhead(index: Path, n_nodes: int = 10, repeats: int = 3) -> dict[str, float]:
