@@ -52,7 +52,6 @@ class Passage:
         return self.source or self.id
 
 
-
 def analyze(
     id: str,
     text: str,
@@ -86,8 +85,6 @@ def analyze(
 def _same_value(qa: Quantity, qb: Quantity, rel_tol: float) -> bool:
     tol = max(rel_tol * max(abs(qa.value), abs(qb.value)), qa.resolution, qb.resolution)
     return abs(qa.value - qb.value) <= tol
-
-
 
 
 @dataclass(frozen=True)
@@ -240,7 +237,6 @@ def numeric_evidence(
             if item not in evidence:
                 evidence.append(item)
     return tuple(evidence)
-
 
 
 def abolition_target_overlap(cued: Passage, other: Passage) -> float:
