@@ -147,3 +147,17 @@ def test_two_chunks_of_one_superseded_document_are_named_once():
     outcome = ConflictPostprocessor().postprocess_with_report([old_a, old_b, new], None, "vi")
     assert [n.node.node_id for n in outcome.nodes] == ["rw-11"]
     assert outcome.report["summary"].count("Đã bỏ qua [rw-06]") == 1
+
+
+def test_a_declared_replacement_wins_on_the_same_date_and_the_note_says_so():
+    """Two versions issued the same day: only the stored ``supersedes`` field can order them."""
+    old = node("api-v1", "The public API rate limit is 100 requests per minute.", "2023-09-01", [1.0, 0.10, 0.0])
+    new = node("api-v2", "The public API rate limit is 500 requests per minute.", "2023-09-01", [1.0, 0.12, 0.0])
+    undeclared = ConflictPostprocessor().postprocess_with_report([old, new], None, "en")
+    assert [n.node.node_id for n in undeclared.nodes] == ["api-v1", "api-v2"]  # same date: both, flagged
+    assert undeclared.report["clusters"][0]["resolution"] == "unresolved"
+    new.node.metadata["supersedes"] = "api-v1,api-v0"  # as engines.documents stores the list
+    outcome = ConflictPostprocessor().postprocess_with_report([old, new], None, "en")
+    assert [n.node.node_id for n in outcome.nodes] == ["api-v2"]
+    assert outcome.report["clusters"][0]["basis"] == "supersedes"
+    assert "[api-v2] (2023-09-01) declares that it replaces it" in outcome.report["summary"]
