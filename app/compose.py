@@ -188,6 +188,7 @@ def _conflicts(parts: Parts) -> list[Any]:
         vector_lookup=partial(fetch_embeddings, parts.index.collection),
         similarity_threshold=s.calibrated("conflict_similarity"),
         resolve_conflicts=s.resolve_conflicts,
+        partial_supersession=s.conflict_partial,
         llm=parts.models.llm if s.conflict_llm_check else None,
     )]
 

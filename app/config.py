@@ -125,8 +125,7 @@ class Settings(_Sources):
     # query transforms and routing (off unless measured to pay: see README)
     transforms: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["original"], description="Query transforms: original, multiquery, hyde, decompose, "
-        "stepback (comma-separated or a JSON list). Default 'original' (the user's own words retrieved beside the "
-        "rewrite, no LLM call): the only one that paid on the bundled eval set, see README.")
+        "stepback. Default 'original' (the user's words retrieved beside the rewrite): the only one that paid, README.")
     transform_activation: Literal["always", "conditional"] = Field(
         "conditional", description="conditional: LLM transforms fire only for short queries or a weak first pass.")
     transform_short_words: int = Field(8, ge=0, description="Queries with fewer words count as short.")
@@ -152,6 +151,7 @@ class Settings(_Sources):
     conflict_similarity: float | None = Field(None, ge=-1, le=1, description="Same-topic gate; unset = the value "
                                               "calibrated for the embedding model (`python -m evals.conflicts`).")
     resolve_conflicts: bool = True
+    conflict_partial: bool = Field(True, description="Set aside only a superseded passage's conflicting sentences.")
     conflict_llm_check: bool = False
 
     # the HTTP service (python -m app.serve)

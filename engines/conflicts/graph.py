@@ -68,6 +68,7 @@ from engines.conflicts import (
     DEFAULT_SIM_THRESHOLD,
 )
 from engines.conflicts.claims import Facts, Passage, abolition_target_overlap, analyze, facts, numeric_evidence
+from engines.conflicts.partial import stale_spans
 
 logger = logging.getLogger(__name__)
 
@@ -122,6 +123,8 @@ class Resolution:
     kept_ids: tuple[str, ...]
     dropped_ids: tuple[str, ...]
     clusters: tuple[Cluster, ...] = field(default_factory=tuple)
+    #: kept passages that lost a cluster, with the spans of their stale sentences (to cut out)
+    trimmed: tuple[tuple[str, tuple[tuple[int, int], ...]], ...] = ()
 
 
 def _check_similarity(similarity: ArrayLike, n: int) -> np.ndarray:
@@ -296,6 +299,7 @@ def resolve(
     pairs: Iterable[ConflictPair],
     *,
     resolve_conflicts: bool = True,
+    partial: bool = False,
 ) -> Resolution:
     """Keep the newest passage of each conflict cluster. Keep all when that is unclear.
 
@@ -323,15 +327,25 @@ def resolve(
         if k in pairs_of
     ]
     dropped: set[str] = set()
+    trimmed: dict[str, tuple[tuple[int, int], ...]] = {}
     if resolve_conflicts:
         for c in clusters:
             if c.kind == "temporal":
                 winner_source = by_id[c.winner_id].source_key
-                dropped.update(m for m in c.ids if by_id[m].source_key != winner_source)
+                winners = [by_id[m] for m in c.ids if by_id[m].source_key == winner_source]
+                for m in c.ids:
+                    if by_id[m].source_key == winner_source:
+                        continue
+                    spans = stale_spans(by_id[m], winners, detect_pairs) if partial else None
+                    if spans:
+                        trimmed[m] = spans
+                    else:
+                        dropped.add(m)
     for c in clusters:
         logger.debug("cluster %s kind=%s winner=%s", c.ids, c.kind, c.winner_id)
     return Resolution(
         kept_ids=tuple(i for i in ids if i not in dropped),
         dropped_ids=tuple(i for i in ids if i in dropped),
         clusters=tuple(clusters),
+        trimmed=tuple((i, trimmed[i]) for i in ids if i in trimmed),
     )

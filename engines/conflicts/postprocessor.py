@@ -31,6 +31,7 @@ from engines.conflicts.graph import (
     detect_pairs,
     resolve,
 )
+from engines.conflicts.partial import without_spans
 from engines.conflicts.report import ConflictReport, build_report
 from engines.documents import split_ids
 from engines.postprocess import PostprocessOutcome
@@ -54,6 +55,9 @@ class ConflictPostprocessor(BaseNodePostprocessor):
     similarity_threshold: float = Field(default=DEFAULT_SIM_THRESHOLD, description=(
         "Same-topic gate on the passages' cosine; the composition root passes the embedder's calibrated value."))
     resolve_conflicts: bool = True
+    partial_supersession: bool = Field(default=True, description=(
+        "Set aside only the sentences of a superseded passage that conflict with the newer one, "
+        "not the whole passage (engines.conflicts.partial)."))
     skip_years: bool = True
     llm: LLM | None = Field(default=None, exclude=True, description="Optional same-topic contradiction check.")
     cache_size: int = Field(default=4096, ge=0, description="Parsed passages kept (chunks recur across turns).")
@@ -88,9 +92,13 @@ class ConflictPostprocessor(BaseNodePostprocessor):
         if self.llm is not None:
             extra, llm_calls = self._llm_pairs(passages, similarity, pairs)
             pairs = pairs + extra
-        resolution = resolve(passages, pairs, resolve_conflicts=self.resolve_conflicts)
+        resolution = resolve(passages, pairs, resolve_conflicts=self.resolve_conflicts,
+                             partial=self.partial_supersession)
         kept = set(resolution.kept_ids)
-        kept_nodes = [n.model_copy() for n in nodes if n.node.node_id in kept]
+        cuts = dict(resolution.trimmed)
+        by_id = {p.id: p for p in passages}
+        kept_nodes = [_trimmed(n, by_id[n.node.node_id].text, cuts[n.node.node_id]) if n.node.node_id in cuts
+                      else n.model_copy() for n in nodes if n.node.node_id in kept]
         report = build_report(nodes, resolution, llm_calls=llm_calls,
                               elapsed_ms=(time.perf_counter() - started) * 1000)
         return PostprocessOutcome(
@@ -152,6 +160,13 @@ class ConflictPostprocessor(BaseNodePostprocessor):
                 if verdict.strip().upper().startswith("NO"):
                     extra.append(ConflictPair(a.id, b.id, "llm", ("LLM: cannot both be true",), float(similarity[i, j])))
         return extra, calls
+
+
+def _trimmed(nws: NodeWithScore, text: str, spans: tuple[tuple[int, int], ...]) -> NodeWithScore:
+    """A copy of the node without its stale sentences (spans index the passage's NFC text)."""
+    copy = nws.model_copy()
+    copy.node = nws.node.model_copy(update={"text": without_spans(text, spans)})
+    return copy
 
 
 def _date(value: Any) -> dt.date | None:

@@ -13,12 +13,14 @@ TEXT = {
     "vi": {
         "dropped": "Đã bỏ qua {old} ({old_date}) vì mâu thuẫn với {new} ({new_date}) mới hơn: {evidence}.",
         "replaced": "Đã bỏ qua {old} ({old_date}): {new} ({new_date}) ghi rõ là thay thế văn bản này: {evidence}.",
+        "trimmed": "Đã bỏ các câu của {old} ({old_date}) mà {new} ({new_date}) mới hơn đã thay đổi: {evidence}.",
         "unresolved": "⚠ Các nguồn không thống nhất: {docs} ({evidence}). Hãy kiểm tra lại với bộ phận phụ trách.",
         "detected": "Phát hiện mâu thuẫn giữa {docs} ({evidence}); chưa xử lý (resolve_conflicts=False).",
     },
     "en": {
         "dropped": "Set aside {old} ({old_date}): it conflicts with the newer {new} ({new_date}): {evidence}.",
         "replaced": "Set aside {old} ({old_date}): {new} ({new_date}) declares that it replaces it: {evidence}.",
+        "trimmed": "Set aside the sentences of {old} ({old_date}) that the newer {new} ({new_date}) changes: {evidence}.",
         "unresolved": "⚠ The sources disagree: {docs} ({evidence}). Please check with the document owner.",
         "detected": "Conflict detected between {docs} ({evidence}); not resolved (resolve_conflicts=False).",
     },
@@ -50,6 +52,7 @@ class ClusterReport:
     dropped: list[PassageRef]
     pairs: list[PairReport]
     basis: str = "date"  # temporal clusters: "supersedes" (declared by the winner) or "date"
+    trimmed: list[PassageRef] = field(default_factory=list)  # kept without their stale sentences
 
 
 @dataclass
@@ -75,6 +78,10 @@ class ConflictReport:
             docs = " vs ".join(f"[{m.doc_id}]" for m in cluster.members)
             if cluster.resolution == "temporal" and cluster.winner:
                 template = text["replaced" if cluster.basis == "supersedes" else "dropped"]
+                for old in cluster.trimmed:
+                    lines.append(text["trimmed"].format(old=f"[{old.doc_id}]", old_date=old.date or "?",
+                                                        new=f"[{cluster.winner.doc_id}]", new_date=cluster.winner.date,
+                                                        evidence=evidence))
                 for old in cluster.dropped:
                     lines.append(template.format(old=f"[{old.doc_id}]", old_date=old.date or "?",
                                                         new=f"[{cluster.winner.doc_id}]", new_date=cluster.winner.date,
@@ -120,10 +127,11 @@ def build_report(nodes: list[NodeWithScore], resolution: Resolution, *, llm_call
             pairs[(p.a, p.b, p.kind)] = pair
             all_pairs.append(pair)
     dropped_ids = set(resolution.dropped_ids)
+    trimmed_ids = {i for i, _ in resolution.trimmed}
     clusters = []
     for cluster in resolution.clusters:
         resolution_kind = cluster.kind
-        if cluster.kind == "temporal" and not any(i in dropped_ids for i in cluster.ids):
+        if cluster.kind == "temporal" and not any(i in dropped_ids | trimmed_ids for i in cluster.ids):
             resolution_kind = "detected_only"
         clusters.append(ClusterReport(
             members=[refs[i] for i in cluster.ids],
@@ -132,6 +140,7 @@ def build_report(nodes: list[NodeWithScore], resolution: Resolution, *, llm_call
             dropped=[refs[i] for i in cluster.ids if i in dropped_ids],
             pairs=[pairs[(p.a, p.b, p.kind)] for p in cluster.pairs],
             basis=cluster.basis,
+            trimmed=[refs[i] for i in cluster.ids if i in trimmed_ids],
         ))
     return ConflictReport(
         checked=len(nodes), pairs=all_pairs, clusters=clusters,

@@ -174,7 +174,19 @@ def claim_terms(sentence: str) -> frozenset[tuple[str, ...]]:
 
 def sentences(text: str) -> list[str]:
     """Sentences, table rows and ``;`` items: the units a claim is stated in."""
-    return [s for s in _SENT_END_RE.split(text) if s.strip()]
+    return [text[a:b] for a, b in sentence_spans(text)]
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Where :func:`sentences` are in ``text`` (each with its closing stop)."""
+    spans, start = [], 0
+    for m in _SENT_END_RE.finditer(text):
+        if text[start:m.end()].strip():
+            spans.append((start, m.end()))
+        start = m.end()
+    if text[start:].strip():
+        spans.append((start, len(text)))
+    return spans
 
 
 def subjects_differ(

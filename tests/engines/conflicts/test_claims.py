@@ -114,3 +114,29 @@ def test_a_declared_replacement_wins_without_dates_and_against_them():
     same_day = analyze("o", text_old, dt.date(2024, 5, 1), source="fees-v1")
     pairs = detect_pairs([same_day, undeclared], SAME_TOPIC, sim_threshold=0.5, companion_veto=False)
     assert resolve([same_day, undeclared], pairs).clusters[0].kind == "unresolved"
+
+
+# --------------------------------------------------------------------------- partial supersession
+
+def test_a_newer_document_sets_aside_only_the_sentences_it_changes():
+    old = analyze("old", "Phí cấp lại thẻ thành viên là 50.000 đồng/lần. Thẻ được cấp trong vòng 3 ngày làm việc "
+                         "kể từ khi nộp đủ hồ sơ tại quầy lễ tân.", dt.date(2023, 1, 1), source="rules-2023")
+    new = analyze("new", "Phí cấp lại thẻ thành viên là 80.000 đồng/lần.", dt.date(2024, 6, 1), source="amend-2024")
+    pairs = detect_pairs([old, new], SAME_TOPIC, sim_threshold=0.5)
+    whole = resolve([old, new], pairs)
+    assert whole.dropped_ids == ("old",) and whole.trimmed == ()
+    part = resolve([old, new], pairs, partial=True)
+    assert part.kept_ids == ("old", "new") and part.dropped_ids == ()
+    ((trimmed_id, spans),) = part.trimmed
+    assert trimmed_id == "old" and old.text[spans[0][0]:spans[0][1]].startswith("Phí cấp lại thẻ thành viên là 50.000")
+    from engines.conflicts.partial import without_spans
+
+    left = without_spans(old.text, spans)
+    assert "50.000" not in left and "3 ngày làm việc" in left
+
+
+def test_a_passage_with_nothing_left_is_set_aside_whole():
+    old = analyze("old", "Phí cấp lại thẻ là 50.000 đồng/lần.", dt.date(2023, 1, 1), source="a")
+    new = analyze("new", "Phí cấp lại thẻ là 80.000 đồng/lần.", dt.date(2024, 1, 1), source="b")
+    res = resolve([old, new], detect_pairs([old, new], SAME_TOPIC, sim_threshold=0.5), partial=True)
+    assert res.dropped_ids == ("old",) and res.trimmed == ()
