@@ -151,7 +151,7 @@ class Settings(_Sources):
     conflict_similarity: float | None = Field(None, ge=-1, le=1, description="Same-topic gate; unset = the value "
                                               "calibrated for the embedding model (`python -m evals.conflicts`).")
     resolve_conflicts: bool = True
-    conflict_partial: bool = Field(True, description="Set aside only a superseded passage's conflicting sentences.")
+    conflict_partial: bool = Field(False, description="Set aside only a superseded passage's conflicting sentences.")
     conflict_llm_check: bool = False
 
     # the HTTP service (python -m app.serve)

@@ -109,16 +109,17 @@ def _date(text: str) -> dt.date | None:
         return None
 
 
-#: Each claim-level rule switched off on its own (``detect_pairs`` / ``analyze`` keywords, or
+#: Each claim-level rule switched off (or, off by default, on) on its own (``detect_pairs`` / ``analyze`` keywords, or
 #: ``supersedes`` for the declared replacements): the ablation table of the report.
 ABLATIONS: dict[str, dict[str, Any]] = {
     "deadlines off": {"deadlines": False},
     "period changes off": {"min_period_overlap": None},
     "claim alignment off": {"align_claims": False},
-    "abolition target off": {"min_abolition_overlap": None},
+    "abolition target on (0.3)": {"min_abolition_overlap": 0.3},
     "declared supersedes ignored": {"supersedes": False},
 }
-ABLATIONS["all five off"] = {k: v for switch in ABLATIONS.values() for k, v in switch.items()}
+ABLATIONS["all rules off"] = {"deadlines": False, "min_period_overlap": None, "align_claims": False,
+                              "supersedes": False}
 _ANALYZE_SWITCHES = ("deadlines", "supersedes")
 
 

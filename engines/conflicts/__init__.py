@@ -24,12 +24,14 @@ DEFAULT_MIN_PERIOD_OVERLAP: float | None = 0.3
 #: other passage (and back), so a notice that repeats an old value while changing it still changes it.
 DEFAULT_ALIGN_CLAIMS = True
 
-#: An abolition conflicts only with a passage that states what it abolishes: at least this share of
-#: the cue sentence's word pairs (the cue cut out) in one sentence of the other passage. A notice
-#: abolishing one allowance beside a document about another shares the topic, not the target. None =
-#: every abolition cue against an uncued passage conflicts (the seed's rule). Chosen on the three dev
-#: pair sets (pooled P/R 0.71/0.71 -> 0.82/0.65); it misses abolitions written in the other language.
-DEFAULT_MIN_ABOLITION_TARGET: float | None = 0.3
+#: With a value, an abolition conflicts only with a passage that states what it abolishes: at least
+#: this share of the cue sentence's terms (the cue cut out) in one sentence of the other passage.
+#: Off (None, the seed's rule: every abolition cue against an uncued passage conflicts): on the dev
+#: pairs it raised precision (pooled 0.71/0.71 -> 0.78/0.67), but in the pipeline it keeps the other
+#: chunks of an abolished rule's document, which then crowd the current rule out of the quoted
+#: answer (the seed's remote-work scenario, tests/e2e/test_seed_conflicts.py). The rule needs the
+#: document-level signal (a cue sentence naming the old document) before it can be on.
+DEFAULT_MIN_ABOLITION_TARGET: float | None = None
 
 #: Two deadlines (aligned claims, unit "date") are compared from this overlap of their sentences:
 #: a deadline is the one limit its sentence sets, and "nhận đăng ký đến hết ngày X" against "kéo dài

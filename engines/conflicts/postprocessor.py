@@ -55,7 +55,7 @@ class ConflictPostprocessor(BaseNodePostprocessor):
     similarity_threshold: float = Field(default=DEFAULT_SIM_THRESHOLD, description=(
         "Same-topic gate on the passages' cosine; the composition root passes the embedder's calibrated value."))
     resolve_conflicts: bool = True
-    partial_supersession: bool = Field(default=True, description=(
+    partial_supersession: bool = Field(default=False, description=(
         "Set aside only the sentences of a superseded passage that conflict with the newer one, "
         "not the whole passage (engines.conflicts.partial)."))
     skip_years: bool = True

@@ -167,10 +167,10 @@ def test_the_superseded_passage_reaches_the_answer_without_its_stale_sentence():
     old = node("api-v1", "The public API rate limit is 100 requests per minute. Keys are issued by the platform "
                          "team within two working days of a request.", "2022-03-01", [1.0, 0.10, 0.0])
     new = node("api-v2", "The public API rate limit is 500 requests per minute.", "2023-09-01", [1.0, 0.12, 0.0])
-    outcome = ConflictPostprocessor().postprocess_with_report([old, new], None, "en")
+    outcome = ConflictPostprocessor(partial_supersession=True).postprocess_with_report([old, new], None, "en")
     texts = {n.node.node_id: n.node.get_content() for n in outcome.nodes}
     assert "100 requests" not in texts["api-v1"] and "two working days" in texts["api-v1"]
     assert old.node.get_content().startswith("The public API rate limit is 100")  # the input is not changed
     assert "Set aside the sentences of [api-v1] (2022-03-01)" in outcome.report["summary"]
-    whole = ConflictPostprocessor(partial_supersession=False).postprocess_with_report([old, new], None, "en")
+    whole = ConflictPostprocessor().postprocess_with_report([old, new], None, "en")  # the default: whole passages
     assert [n.node.node_id for n in whole.nodes] == ["api-v2"]
