@@ -5,7 +5,7 @@ The number parser blocks every date so that "15/11/2023" is never read as a coun
 reads back only the dates that follow a deadline cue ("hạn", "trước ngày", "đến hết", "by",
 "until", "no later than"...), so issue dates, effective dates and dates in headings stay out.
 Each becomes a :class:`~engines.conflicts.numbers.Quantity` with unit ``"date"`` and the day's
-ordinal as its value, so the claim rules of ``engines.conflicts.graph`` apply unchanged. Pure.
+ordinal as its value, so the claim rules of ``engines.conflicts.claims`` apply unchanged. Pure.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import re
 import unicodedata
 
 from engines.conflicts.numbers import Quantity
+from engines.conflicts.subjects import sentence_prefix
 
 __all__ = ["DATE_UNIT", "parse_deadlines"]
 
@@ -64,11 +65,6 @@ def _value(groups: tuple[str, ...], order: str) -> dt.date | None:
         return None
 
 
-def _sentence_start(text: str, start: int) -> int:
-    cut = max(text.rfind(ch, 0, start) for ch in ".!?;\n")
-    return cut + 1
-
-
 def parse_deadlines(text: str, context_words: int = 8) -> list[Quantity]:
     """Dates set as limits in ``text`` (NFC spans), in reading order; every other date is left out."""
     norm = unicodedata.normalize("NFC", text)
@@ -78,14 +74,14 @@ def parse_deadlines(text: str, context_words: int = 8) -> list[Quantity]:
         for m in rx.finditer(norm):
             if any(s < m.end() and m.start() < e for s, e in taken):
                 continue
-            floor = max(_sentence_start(norm, m.start()), m.start() - _CUE_WINDOW)
-            if not _CUE_BEFORE_RE.search(norm[floor:m.start()]):
+            before = sentence_prefix(norm, m.start())
+            if not _CUE_BEFORE_RE.search(before[-_CUE_WINDOW:]):
                 continue
             day = _value(m.groups(), order)
             if day is None:
                 continue
             taken.append(m.span())
-            words = re.findall(r"\w+", norm[_sentence_start(norm, m.start()):m.start()])
+            words = re.findall(r"\w+", before)
             found.append(Quantity(float(day.toordinal()), DATE_UNIT, None, m.span(), m.group(),
                                   " ".join(words[-context_words:]), 0.5))
     return sorted(found, key=lambda q: q.span)

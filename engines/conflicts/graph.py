@@ -8,7 +8,8 @@ on its own ("cluster-aware recency"), so independent disputes in one top-k
 never eliminate each other's winners.
 
 Rule for "the same quantity" (numeric conflicts), applied per pair of
-quantities (qa, qb):
+quantities (qa, qb); the functions live in ``engines.conflicts.claims``, which by default also
+aligns each value with its closest claim, reads deadlines and changed periods:
 
 1. Same canonical unit and same per-period. Rates are never converted:
    6000 req/hour and 100 req/min are different keys.

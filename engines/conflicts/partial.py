@@ -7,7 +7,8 @@ and the rest of the passage (rules the newer document confirms or leaves alone) 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -20,10 +21,12 @@ __all__ = ["stale_spans", "without_spans"]
 MIN_WORDS_LEFT = 8
 
 
-def stale_spans(loser: Passage, winners: Sequence[Passage], detect) -> tuple[tuple[int, int], ...] | None:
+def stale_spans(loser: Passage, winners: Sequence[Passage], detect: Callable[..., list[Any]]
+                ) -> tuple[tuple[int, int], ...] | None:
     """Spans of ``loser``'s sentences that conflict on their own with a winner (``detect`` is
-    ``detect_pairs`` with the caller's rules), or None when no single sentence does (the conflict
-    lies across sentences: the passage is set aside whole) or too little would be left."""
+    ``graph.detect_pairs``, passed in to keep the modules acyclic; its default rules, no gate), or
+    None when no single sentence does (the conflict lies across sentences: the passage is set aside
+    whole) or too little would be left."""
     spans = []
     for start, end in sentence_spans(loser.text):
         part = analyze(f"{loser.id}@{start}", loser.text[start:end], loser.date, title=loser.title,

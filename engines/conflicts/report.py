@@ -77,12 +77,8 @@ class ConflictReport:
             evidence = "; ".join(dict.fromkeys(e for p in cluster.pairs for e in p.evidence))
             docs = " vs ".join(f"[{m.doc_id}]" for m in cluster.members)
             if cluster.resolution == "temporal" and cluster.winner:
-                template = text["replaced" if cluster.basis == "supersedes" else "dropped"]
-                for old in cluster.trimmed:
-                    lines.append(text["trimmed"].format(old=f"[{old.doc_id}]", old_date=old.date or "?",
-                                                        new=f"[{cluster.winner.doc_id}]", new_date=cluster.winner.date,
-                                                        evidence=evidence))
-                for old in cluster.dropped:
+                whole = text["replaced" if cluster.basis == "supersedes" else "dropped"]
+                for template, old in [(text["trimmed"], m) for m in cluster.trimmed] + [(whole, m) for m in cluster.dropped]:
                     lines.append(template.format(old=f"[{old.doc_id}]", old_date=old.date or "?",
                                                         new=f"[{cluster.winner.doc_id}]", new_date=cluster.winner.date,
                                                         evidence=evidence))
