@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,7 @@ from engines.refusal import RelevanceGate
 from engines.retrieval import Retrieval, RetrievalConfig, bm25_weight_for
 from engines.router import LLMRouter, SemanticRouter, load_examples
 from engines.session import Choices, Session
-from engines.steps.answer import GenerateAnswer, QuoteAnswer
+from engines.steps.answer import GenerateAnswer, QuestionFocus, QuoteAnswer
 from engines.steps.assemble import AssembleStep
 from engines.steps.base import Step
 from engines.steps.check import SelectCheck, YesNoCheck
@@ -177,6 +177,12 @@ class Parts:
     models: Models
     index: Index
     retrieval: Retrieval
+    clause_vectors: ClauseVectorCache = field(default_factory=ClauseVectorCache)  # the answer's and the focus's
+
+
+def _extract_config(s: Settings) -> ExtractConfig:
+    return ExtractConfig(max_clauses=s.max_quoted_clauses, lexical_weight=s.clause_lexical_weight,
+                         slot_weight=s.clause_slot_weight, passage_weight=s.clause_passage_weight)
 
 
 def _conflicts(parts: Parts) -> list[Any]:
@@ -190,6 +196,9 @@ def _conflicts(parts: Parts) -> list[Any]:
         resolve_conflicts=s.resolve_conflicts,
         partial_supersession=s.conflict_partial,
         llm=parts.models.llm if s.conflict_llm_check else None,
+        question_focus=QuestionFocus(parts.models.embed_model, k=s.conflict_focus_clauses,
+                                     config=_extract_config(s), clause_vectors=parts.clause_vectors)
+        if s.conflict_focus_clauses and parts.models.embed_model is not None else None,
     )]
 
 
@@ -211,9 +220,7 @@ def gate_threshold(settings: Settings, manifest: Manifest | None) -> float:
 def _answer(parts: Parts) -> Step:
     s = parts.settings
     if s.effective_answer_mode == "extract":
-        config = ExtractConfig(max_clauses=s.max_quoted_clauses, lexical_weight=s.clause_lexical_weight,
-                               slot_weight=s.clause_slot_weight, passage_weight=s.clause_passage_weight)
-        return QuoteAnswer(parts.models.embed_model, config=config, clause_vectors=ClauseVectorCache())
+        return QuoteAnswer(parts.models.embed_model, config=_extract_config(s), clause_vectors=parts.clause_vectors)
     return GenerateAnswer(max_context_chars=s.max_context_chars)
 
 

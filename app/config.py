@@ -148,11 +148,11 @@ class Settings(_Sources):
 
     # conflicts
     conflicts: bool = Field(True, description="Run the conflict check between retrieved passages.")
-    conflict_similarity: float | None = Field(None, ge=-1, le=1, description="Same-topic gate; unset = the value "
-                                              "calibrated for the embedding model (`python -m evals.conflicts`).")
+    conflict_similarity: float | None = Field(None, ge=-1, le=1, description="Same-topic gate; unset = calibrated.")
     resolve_conflicts: bool = True
     conflict_partial: bool = Field(False, description="Set aside only a superseded passage's conflicting sentences.")
     conflict_llm_check: bool = False
+    conflict_focus_clauses: int = Field(6, ge=0, description="Resolve only conflicts about the N best clauses; 0 = all.")
 
     # the HTTP service (python -m app.serve)
     session_store: str | None = Field(None, description="Where conversations are kept: a SQLite file path or "

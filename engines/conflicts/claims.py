@@ -11,7 +11,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engines.conflicts.deadlines import DATE_UNIT, parse_deadlines
+from engines.conflicts.deadlines import DEADLINE_UNITS, parse_deadlines
 from engines.conflicts.negation import Cue, find_abolition_cues
 from engines.conflicts.numbers import Lang, Quantity, parse_quantities
 from engines.conflicts.subjects import (
@@ -182,7 +182,7 @@ def _aligned_change(i: int, pa: Passage, fa: Facts, *, j_candidates: list[tuple[
     newer notice that repeats the old deadline while moving it ("registered before 31/05: no need
     to re-register; extended to 30/09") still moves it."""
     qa = pa.quantities[i]
-    if qa.unit == DATE_UNIT and min_deadline_overlap is not None:
+    if qa.unit in DEADLINE_UNITS and min_deadline_overlap is not None:
         min_overlap = min_deadline_overlap  # a deadline is the one limit its sentence sets
     best = _best_aligned(fa.claims[i], j_candidates, fb.claims, min_overlap,
                          _counterpart(i, pa, fa, j_candidates, fb))

@@ -17,9 +17,12 @@ import unicodedata
 from engines.conflicts.numbers import Quantity
 from engines.conflicts.subjects import sentence_prefix
 
-__all__ = ["DATE_UNIT", "parse_deadlines"]
+__all__ = ["DATE_UNIT", "DAY_OF_MONTH_UNIT", "DEADLINE_UNITS", "parse_deadlines"]
 
 DATE_UNIT = "date"
+#: A monthly deadline ("đến hết ngày 25", "by the 25th of each month"): the day of the month is the value.
+DAY_OF_MONTH_UNIT = "day-of-month"
+DEADLINE_UNITS = frozenset({DATE_UNIT, DAY_OF_MONTH_UNIT})
 
 _MONTHS = {name: i for i, names in enumerate((
     ("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"), ("may",), ("jun", "june"),
@@ -36,6 +39,12 @@ _DATE_RES: tuple[tuple[re.Pattern[str], str], ...] = (
                 re.IGNORECASE), "dMy"),
     (re.compile(r"(?<!\w)(" + _MONTH_NAMES + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})(?!\d)",
                 re.IGNORECASE), "Mdy"),
+)
+
+# A day of the month with no month after it: "ngày 25" (not "ngày 25/3", "ngày 25 tháng 3"), "the 25th of each month".
+_DAY_OF_MONTH_RES: tuple[re.Pattern[str], ...] = (
+    re.compile(r"(?<!\w)ngày\s+(\d{1,2})(?![\d/.,-]|\s+tháng\s+\d)", re.IGNORECASE),
+    re.compile(r"(?<!\w)(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)(?=\s+(?:of\s+)?(?:each|every|the)\s+month)", re.IGNORECASE),
 )
 
 # A deadline cue ends right before the date (a "ngày" between them is allowed).
@@ -83,5 +92,17 @@ def parse_deadlines(text: str, context_words: int = 8) -> list[Quantity]:
             taken.append(m.span())
             words = re.findall(r"\w+", before)
             found.append(Quantity(float(day.toordinal()), DATE_UNIT, None, m.span(), m.group(),
+                                  " ".join(words[-context_words:]), 0.5))
+    for rx in _DAY_OF_MONTH_RES:
+        for m in rx.finditer(norm):
+            day_number = int(m.group(1))
+            if not 1 <= day_number <= 31 or any(s < m.end() and m.start() < e for s, e in taken):
+                continue
+            before = sentence_prefix(norm, m.start())
+            if not _CUE_BEFORE_RE.search(before[-_CUE_WINDOW:]):
+                continue
+            taken.append(m.span())
+            words = re.findall(r"\w+", before)
+            found.append(Quantity(float(day_number), DAY_OF_MONTH_UNIT, None, m.span(), m.group(),
                                   " ".join(words[-context_words:]), 0.5))
     return sorted(found, key=lambda q: q.span)

@@ -32,6 +32,7 @@ from engines.conflicts.graph import (
     resolve,
 )
 from engines.conflicts.partial import without_spans
+from engines.conflicts.relevance import DEFAULT_MIN_TARGET_OVERLAP, FocusClause, split_by_question
 from engines.conflicts.report import ConflictReport, build_report
 from engines.documents import split_ids
 from engines.postprocess import PostprocessOutcome
@@ -60,6 +61,10 @@ class ConflictPostprocessor(BaseNodePostprocessor):
         "not the whole passage (engines.conflicts.partial)."))
     skip_years: bool = True
     llm: LLM | None = Field(default=None, exclude=True, description="Optional same-topic contradiction check.")
+    question_focus: Callable[[str, list[NodeWithScore]], list[FocusClause]] | None = Field(
+        default=None, exclude=True, description=("The question's best clauses among the nodes, as (node id, text); "
+        "when given, only conflicts about them are resolved (engines.conflicts.relevance). None: every conflict."))
+    focus_target_overlap: float = DEFAULT_MIN_TARGET_OVERLAP
     cache_size: int = Field(default=4096, ge=0, description="Parsed passages kept (chunks recur across turns).")
 
     _analyzed: LRUCache = PrivateAttr()
@@ -92,6 +97,10 @@ class ConflictPostprocessor(BaseNodePostprocessor):
         if self.llm is not None:
             extra, llm_calls = self._llm_pairs(passages, similarity, pairs)
             pairs = pairs + extra
+        unrelated: list[ConflictPair] = []
+        if pairs and self.question_focus is not None and query_bundle is not None:
+            focus = self.question_focus(query_bundle.query_str, nodes)
+            pairs, unrelated = split_by_question(pairs, passages, focus, min_target_overlap=self.focus_target_overlap)
         resolution = resolve(passages, pairs, resolve_conflicts=self.resolve_conflicts,
                              partial=self.partial_supersession)
         kept = set(resolution.kept_ids)
@@ -99,7 +108,7 @@ class ConflictPostprocessor(BaseNodePostprocessor):
         by_id = {p.id: p for p in passages}
         kept_nodes = [_trimmed(n, by_id[n.node.node_id].text, cuts[n.node.node_id]) if n.node.node_id in cuts
                       else n.model_copy() for n in nodes if n.node.node_id in kept]
-        report = build_report(nodes, resolution, llm_calls=llm_calls,
+        report = build_report(nodes, resolution, unrelated=unrelated, llm_calls=llm_calls,
                               elapsed_ms=(time.perf_counter() - started) * 1000)
         return PostprocessOutcome(
             nodes=kept_nodes,

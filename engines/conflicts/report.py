@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from llama_index.core.schema import NodeWithScore
 
-from engines.conflicts.graph import Resolution
+from engines.conflicts.graph import ConflictPair, Resolution
 
 TEXT = {
     "vi": {
@@ -64,6 +65,8 @@ class ConflictReport:
     dropped: list[PassageRef] = field(default_factory=list)
     llm_calls: int = 0
     elapsed_ms: float = 0.0
+    #: Conflicts found but not about the question (no compared claim among its best clauses): kept as they are.
+    unrelated: list[PairReport] = field(default_factory=list)
 
     @property
     def unresolved(self) -> list[ClusterReport]:
@@ -112,14 +115,14 @@ class ConflictReport:
         return data
 
 
-def build_report(nodes: list[NodeWithScore], resolution: Resolution, *, llm_calls: int = 0,
-                 elapsed_ms: float = 0.0) -> ConflictReport:
+def build_report(nodes: list[NodeWithScore], resolution: Resolution, *, unrelated: Sequence[ConflictPair] = (),
+                 llm_calls: int = 0, elapsed_ms: float = 0.0) -> ConflictReport:
     refs = {n.node.node_id: _ref(n) for n in nodes}
     pairs = {}
     all_pairs = []
     for cluster in resolution.clusters:
         for p in cluster.pairs:
-            pair = PairReport(refs[p.a], refs[p.b], p.kind, list(p.evidence), round(float(p.similarity), 4))
+            pair = _pair(p, refs)
             pairs[(p.a, p.b, p.kind)] = pair
             all_pairs.append(pair)
     dropped_ids = set(resolution.dropped_ids)
@@ -142,7 +145,12 @@ def build_report(nodes: list[NodeWithScore], resolution: Resolution, *, llm_call
         checked=len(nodes), pairs=all_pairs, clusters=clusters,
         kept=[refs[i] for i in resolution.kept_ids], dropped=[refs[i] for i in resolution.dropped_ids],
         llm_calls=llm_calls, elapsed_ms=round(elapsed_ms, 3),
+        unrelated=[_pair(p, refs) for p in unrelated],
     )
+
+
+def _pair(p: ConflictPair, refs: dict[str, PassageRef]) -> PairReport:
+    return PairReport(refs[p.a], refs[p.b], p.kind, list(p.evidence), round(float(p.similarity), 4))
 
 
 def _ref(nws: NodeWithScore) -> PassageRef:

@@ -7,7 +7,7 @@ paraphrases them wrongly; generating is the default with OpenAI-compatible serve
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -31,6 +31,33 @@ def quotes_of(chosen: Sequence[tuple[Clause, float]], doc_ids: Sequence[str]) ->
     """What the turn record shows of each quoted clause."""
     return tuple({"text": c.text, "doc_id": doc_ids[c.passage] if c.passage < len(doc_ids) else "",
                   "score": round(score, 4)} for c, score in chosen)
+
+
+def clause_similarity(embed_model: Any, vectors: ClauseVectorCache) -> Callable[[str, list[str]], list[float]]:
+    """Cosine of a query with clause texts, the clause vectors cached (one batch for the new ones)."""
+    def similarity(query: str, texts: list[str]) -> list[float]:
+        query_vector = embed_model.get_query_embedding(query)
+        return [dot(query_vector, v) for v in vectors.vectors(texts, embed_model.get_text_embedding_batch)]
+    return similarity
+
+
+class QuestionFocus:
+    """The ``k`` clauses of the nodes closest to a query, ranked as :class:`QuoteAnswer` ranks them (same
+    scoring, same vector cache): what the conflict check calls the question's focus."""
+
+    def __init__(self, embed_model: Any, *, k: int, config: ExtractConfig = ExtractConfig(),
+                 clause_vectors: ClauseVectorCache | None = None) -> None:
+        if k < 1:
+            raise ValueError(f"focus clauses must be >= 1, got {k}")
+        self.k = k
+        self.config = config
+        self._similarity = clause_similarity(embed_model, clause_vectors or ClauseVectorCache())
+
+    def __call__(self, query: str, nodes: Sequence[NodeWithScore]) -> list[tuple[str, str]]:
+        passages = [n.node.get_content(metadata_mode=MetadataMode.NONE) for n in nodes]
+        clauses, scores = rank_clauses(query, passages, [title_of(n) for n in nodes], self._similarity, self.config)
+        best = sorted(range(len(clauses)), key=lambda i: -scores[i])[: self.k]
+        return [(nodes[clauses[i].passage].node.node_id, clauses[i].text) for i in best]
 
 
 @dataclass(frozen=True)
@@ -64,14 +91,9 @@ class QuoteAnswer(BaseStep):
                  clause_vectors: ClauseVectorCache | None = None) -> None:
         if embed_model is None:
             raise ValueError("answer_mode 'extract' needs the embedding model to score clauses")
-        self._embed_model = embed_model
         self.config = config
         self.clause_vectors = clause_vectors or ClauseVectorCache()
-
-    def _similarity(self, query: str, texts: list[str]) -> list[float]:
-        embed = self._embed_model
-        query_vector = embed.get_query_embedding(query)
-        return [dot(query_vector, v) for v in self.clause_vectors.vectors(texts, embed.get_text_embedding_batch)]
+        self._similarity = clause_similarity(embed_model, self.clause_vectors)
 
     def run(self, state: TurnState) -> Quoted:
         nodes = state.nodes

@@ -9,7 +9,7 @@ import datetime as dt
 import numpy as np
 import pytest
 
-from engines.conflicts.deadlines import DATE_UNIT, parse_deadlines
+from engines.conflicts.deadlines import DATE_UNIT, DAY_OF_MONTH_UNIT, parse_deadlines
 from engines.conflicts.graph import analyze, detect_pairs, resolve
 from engines.conflicts.negation import find_abolition_cues
 
@@ -44,6 +44,28 @@ def test_a_date_set_as_a_limit_is_a_value(text, day):
 ])
 def test_issue_and_effective_dates_are_not_deadlines(text):
     assert parse_deadlines(text) == []
+
+
+@pytest.mark.parametrize("text, day", [
+    ("Khách hàng chưa trả nợ đến hết ngày 20 sẽ bị tính phí chậm trả.", 20),
+    ("Invoices must be paid by the 5th of each month.", 5),
+])
+def test_a_monthly_deadline_is_a_day_of_the_month(text, day):
+    (q,) = parse_deadlines(text)
+    assert (q.unit, q.value) == (DAY_OF_MONTH_UNIT, day)
+
+
+@pytest.mark.parametrize("text", ["Nộp hồ sơ trước ngày 15/3 tại quầy.", "Lịch họp vào ngày 12 của quý.",
+                                  "Nộp đến hết ngày 5 tháng 9 năm 2024."])
+def test_a_day_with_its_month_or_without_a_cue_is_not_a_monthly_deadline(text):
+    assert all(q.unit != DAY_OF_MONTH_UNIT for q in parse_deadlines(text))
+
+
+def test_a_moved_monthly_deadline_is_a_conflict():
+    old = "Khách hàng chưa trả nợ đến hết ngày 20 sẽ bị tính phí chậm trả."
+    moved = "Khách hàng chưa trả nợ đến hết ngày 25 sẽ bị tính phí chậm trả."
+    assert [p.kind for p in flagged(old, moved, min_claim_overlap=0.2)] == ["numeric"]
+    assert flagged(old, old.replace("Khách hàng", "Người vay"), min_claim_overlap=0.2) == []
 
 
 def test_a_moved_deadline_is_a_conflict_and_the_same_deadline_is_not():
