@@ -117,9 +117,10 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "claim alignment off": {"align_claims": False},
     "abolition target on (0.3)": {"min_abolition_overlap": 0.3},
     "declared supersedes ignored": {"supersedes": False},
+    "table headers off": {"table_headers": False},
 }
 ABLATIONS["all rules off"] = {"deadlines": False, "min_period_overlap": None, "align_claims": False,
-                              "supersedes": False}
+                              "supersedes": False, "table_headers": False}
 _ANALYZE_SWITCHES = ("deadlines", "supersedes")
 
 

@@ -17,6 +17,7 @@ from engines.conflicts.numbers import Lang, Quantity, parse_quantities
 from engines.conflicts.subjects import (
     Profile,
     claim_sentence,
+    column_header,
     claim_terms,
     claim_words,
     content_words,
@@ -97,9 +98,10 @@ class Facts:
     claims: tuple[frozenset[str], ...]  # one per quantity: its sentence's words, values masked
 
 
-def facts(p: Passage) -> Facts:
+def facts(p: Passage, table_headers: bool = True) -> Facts:
     """Built at most once per passage per :func:`detect_pairs` call (and only for passages in a
-    same-topic pair that both carry numbers)."""
+    same-topic pair that both carry numbers). ``table_headers``: a table cell's claim holds its
+    column's header beside its row."""
     text = unicodedata.normalize("NFC", p.text)
     title = unicodedata.normalize("NFC", p.title)
     title_markers = markers(title) if title else set()
@@ -108,7 +110,9 @@ def facts(p: Passage) -> Facts:
         markers=tuple(markers(sentence_prefix(text, q.span[0])) | title_markers for q in p.quantities),
         contexts=tuple(content_words(q.context) | content_words(sentence_prefix(text, q.span[0]))
                        for q in p.quantities),
-        claims=tuple(claim_words(claim_sentence(text, *q.span)) for q in p.quantities),
+        claims=tuple(claim_words(claim_sentence(text, *q.span)
+                                 + (" " + column_header(text, q.span[0]) if table_headers else ""))
+                     for q in p.quantities),
     )
 
 

@@ -163,8 +163,13 @@ def detect_pairs(
     align_claims: bool = DEFAULT_ALIGN_CLAIMS,
     min_abolition_overlap: float | None = DEFAULT_MIN_ABOLITION_TARGET,
     min_deadline_overlap: float | None = DEFAULT_MIN_DEADLINE_OVERLAP,
+    table_headers: bool = True,
 ) -> list[ConflictPair]:
     """Conflicting pairs among ``passages``, ordered by input position.
+
+    ``table_headers``: a table cell's claim is named by its column's header beside its row
+    ("| Đăng ký thường trú | 25.000 đồng/lần |" under "Nộp trực tiếp"), so it aligns with a sentence
+    stating the same fee.
 
     ``companion_veto``: two differently titled documents issued on the same date are companions
     (a set of rules published together, e.g. leave for probation staff and for seasonal staff),
@@ -191,9 +196,9 @@ def detect_pairs(
             continue
         if pa.quantities and pb.quantities:
             if i not in read:  # (setdefault would rebuild the facts on every pair)
-                read[i] = facts(pa)
+                read[i] = facts(pa, table_headers)
             if j not in read:
-                read[j] = facts(pb)
+                read[j] = facts(pb, table_headers)
             fa, fb = read[i], read[j]
             evidence = numeric_evidence(
                 pa, fa, pb, fb, rel_tol=rel_tol,

@@ -17,6 +17,7 @@ from engines.text import FUNCTION_WORDS, detect_language
 _SENT_END_RE = re.compile(r"[.!?;][\"'”’)\]]*(?=\s)|\n")  # a closing quote or bracket may follow the stop
 _TOKEN_RE = re.compile(r"\w+(?:[.\-]\w+)*")
 _INITIAL_CHARS = ".!?:;\n\"'“‘«•*-–—"
+_TABLE_RULE = re.compile(r"^\s*\|[\s:|-]*$")  # "|---|:---:|"
 _VERSION_RE = re.compile(r"[vV]\d+(?:\.\d+)*")
 _PERIOD_TOKEN_RE = re.compile(r"FY\d{2,4}|Q[1-4]|H[12]")
 _PERIOD_MARK_RES: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -153,6 +154,28 @@ def claim_sentence(text: str, start: int, end: int) -> str:
     ends = list(_SENT_END_RE.finditer(text, 0, start))
     following = _SENT_END_RE.search(text, end)
     return text[ends[-1].end() if ends else 0:following.start() if following else len(text)]
+
+
+def column_header(text: str, start: int) -> str:
+    """The header of the table column holding ``text[start]`` ("" outside a Markdown table, or when
+    the passage holds no header above the row): in "| Đăng ký thường trú | 25.000 đồng/lần |" the
+    value's claim is named by its row *and* its column ("Nộp trực tiếp")."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    line = text[line_start:line_end if line_end >= 0 else len(text)]
+    if not line.lstrip().startswith("|"):
+        return ""
+    column = text.count("|", line_start, start)
+    rows = text[:line_start].split("\n")[:-1]
+    header = ""
+    for row in reversed(rows):  # the table's first line: the contiguous "|" lines above this one
+        if not row.lstrip().startswith("|"):
+            break
+        header = row
+    if not header or _TABLE_RULE.match(header):
+        return ""
+    cells = header.strip().split("|")
+    return cells[column].strip() if 0 < column < len(cells) else ""
 
 
 def claim_words(sentence: str) -> frozenset[str]:

@@ -162,3 +162,12 @@ def test_a_passage_with_nothing_left_is_set_aside_whole():
     new = analyze("new", "Phí cấp lại thẻ là 80.000 đồng/lần.", dt.date(2024, 1, 1), source="b")
     res = resolve([old, new], detect_pairs([old, new], SAME_TOPIC, sim_threshold=0.5), partial=True)
     assert res.dropped_ids == ("old",) and res.trimmed == ()
+
+
+def test_a_table_cell_is_named_by_its_column_header():
+    """The fee for applying in person, as a table cell and as a sentence: the same claim."""
+    table = ("| Thủ tục | Nộp trực tiếp | Nộp trực tuyến |\n|---|---|---|\n"
+             "| Cấp đổi giấy phép | 45.000 đồng/lần | 20.000 đồng/lần |")
+    sentence = "2.3. Lệ phí: 30.000 đồng/lần khi nộp trực tiếp."  # the procedure is named in a heading above
+    assert [p.kind for p in flagged(sentence, table, min_claim_overlap=0.3)] == ["numeric"]
+    assert flagged(sentence, table, min_claim_overlap=0.3, table_headers=False) == []
