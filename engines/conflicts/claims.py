@@ -17,9 +17,9 @@ from engines.conflicts.numbers import Lang, Quantity, parse_quantities
 from engines.conflicts.subjects import (
     Profile,
     claim_sentence,
-    column_header,
     claim_terms,
     claim_words,
+    column_header,
     content_words,
     markers,
     profile,
