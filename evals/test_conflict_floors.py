@@ -1,20 +1,29 @@
-"""Conflict-detector floors on pairs nobody tuned on: the held-out set's frozen test pairs (66
-document pairs of four domains written outside the team, data/eval/heldout/test), e5-small
-similarities, the product's detector and resolution. Dev (data/eval/heldout/dev, data/eval/devpairs,
-data/eval/bank/dev) chose the claim rules; the floors sit just below what test measured with
-them and fail with the claim rules switched off (``ABLATIONS["all rules off"]``).
+"""Conflict floors on documents nobody tuned on, the held-out set's frozen test split (four domains
+written outside the team, data/eval/heldout/test):
 
-`python -m evals.conflicts data/eval/heldout/test/conflict_pairs.jsonl --corpus data/eval/heldout/corpus`
-prints the same numbers with every rule switched off on its own.
+* the detector alone on its 66 labelled document pairs (e5-small similarities, the product's
+  detector and resolution), failing with the claim rules switched off (``ABLATIONS["all rules off"]``);
+* whole answers on its 25 supersession turns (the right value is in the newer of two documents),
+  replayed through the pipeline with the embedded defaults, failing with the conflict check off.
+
+Dev (data/eval/heldout/dev, data/eval/devpairs, data/eval/bank/dev) chose the rules; the floors sit
+just below what test measured with them. `python -m evals.conflicts data/eval/heldout/test/conflict_pairs.jsonl
+--corpus data/eval/heldout/corpus` prints the pair numbers with every rule switched off on its own.
 """
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from app.compose import build_models, build_pipeline, ingest_path, open_index
+from app.config import load_settings
 from engines.conflicts import DEFAULT_MIN_CLAIM_OVERLAP as CLAIM_OVERLAP
 from engines.models.registry import calibration_for
 from evals.conflicts import ABLATIONS, embed_similarities, load_pairs, predict, scores
+from evals.dataset import load_rows
+from evals.evaluation import run_evaluation
+from evals.llm_cache import CachedLLM
 
 pytestmark = pytest.mark.e2e
 
@@ -47,3 +56,40 @@ def test_conflict_floor_catches_the_claim_rules_switched_off(pairs_and_similarit
     rows, sims = pairs_and_similarities
     table = scores(predict(rows, sims, GATE, claim_overlap=CLAIM_OVERLAP, **ABLATIONS["all rules off"]))["all"]
     assert table["precision"] < FLOORS["precision"] or table["recall"] < FLOORS["recall"], table
+
+
+#: Measured 2026-12-02 on the 25 supersession turns of test (quoted answers, no check; conflicts about
+#: the question only): the newer value in 17, only the outdated one in 3; conflict check off: 12 and 8.
+ANSWER_FLOORS = {"newer": 15, "stale_at_most": 4}
+
+
+@pytest.fixture(scope="module")
+def supersession_answers(tmp_path_factory):
+    """(conflict check on, conflict check off): answers on the supersession turns, one index and one
+    set of models, the condense replies shared (the second run asks the model nothing new)."""
+    root = tmp_path_factory.mktemp("heldout")
+    settings = load_settings(index_dir=root / "index", log_dir=None, answer_mode="extract", answer_check=False)
+    ingest_path(settings, HELDOUT / "corpus")
+    models = build_models(settings)
+    models = replace(models, condense_llm=CachedLLM(models.condense_llm, root / "condense.jsonl"))
+    index = open_index(settings)
+    rows = [r for r in load_rows(HELDOUT / "test" / "conversations.jsonl") if r.stale_value]
+    out = []
+    for overrides in ({}, {"conflicts": False}):
+        pipeline = build_pipeline(settings.model_copy(update=overrides), models, index)
+        result = run_evaluation(pipeline, rows, configs=["condense"], k=5, retrieval_only=False)
+        done = result.rows["condense"]
+        out.append({"n": len(done), "newer": sum(bool(r.must_contain_ok) for r in done),
+                    "stale": sum(bool(r.stale) for r in done)})
+    return out
+
+
+def test_answers_carry_the_newer_value_on_unseen_supersession_turns(supersession_answers):
+    on, _ = supersession_answers
+    assert on["n"] == 25, on
+    assert on["newer"] >= ANSWER_FLOORS["newer"] and on["stale"] <= ANSWER_FLOORS["stale_at_most"], on
+
+
+def test_answer_floor_catches_the_conflict_check_switched_off(supersession_answers):
+    _, off = supersession_answers
+    assert off["newer"] < ANSWER_FLOORS["newer"] or off["stale"] > ANSWER_FLOORS["stale_at_most"], off
