@@ -51,7 +51,8 @@ class QuestionFocus:
             raise ValueError(f"focus clauses must be >= 1, got {k}")
         self.k = k
         self.config = config
-        self._similarity = clause_similarity(embed_model, clause_vectors or ClauseVectorCache())
+        vectors = clause_vectors if clause_vectors is not None else ClauseVectorCache()  # an empty cache is falsy
+        self._similarity = clause_similarity(embed_model, vectors)
 
     def __call__(self, query: str, nodes: Sequence[NodeWithScore]) -> list[tuple[str, str]]:
         passages = [n.node.get_content(metadata_mode=MetadataMode.NONE) for n in nodes]
@@ -92,7 +93,7 @@ class QuoteAnswer(BaseStep):
         if embed_model is None:
             raise ValueError("answer_mode 'extract' needs the embedding model to score clauses")
         self.config = config
-        self.clause_vectors = clause_vectors or ClauseVectorCache()
+        self.clause_vectors = clause_vectors if clause_vectors is not None else ClauseVectorCache()
         self._similarity = clause_similarity(embed_model, self.clause_vectors)
 
     def run(self, state: TurnState) -> Quoted:

@@ -101,3 +101,27 @@ def test_selector_quotes_the_clause_the_model_names_or_refuses_on_zero() -> None
     assert out.record_fields()["quoted"][0]["doc_id"] == "leave" and "1. Thâm niên" in llm.prompts[0]
     refused = state.with_output("check", SelectCheck(ScriptedLLM(["0"])).run(state))
     assert refused.draft.refusal_reason == "check_not_answered"
+
+
+def test_the_conflict_focus_ranks_as_the_quote_does_and_leaves_it_nothing_to_embed() -> None:
+    from engines.extractive import ClauseVectorCache
+    from engines.models.fakes import HashEmbedding
+    from engines.steps.answer import QuestionFocus, QuoteAnswer
+
+    class Counting(HashEmbedding):
+        embedded: int = 0
+
+        def _get_text_embeddings(self, texts):
+            self.embedded += len(texts)
+            return super()._get_text_embeddings(texts)
+
+    embed, shared = Counting(), ClauseVectorCache()
+    nodes = (_node("fees", "Phí chuyển đổi gói là 30.000 đồng mỗi lần. Gói X cho 2 GB mỗi ngày.", 0.9),
+             _node("hours", "Cửa hàng mở cửa từ 8 giờ đến 21 giờ. Tổng đài hỗ trợ 24/7 mọi ngày.", 0.8))
+    query = "Phí chuyển đổi gói là bao nhiêu?"
+    focus = QuestionFocus(embed, k=2, clause_vectors=shared)(query, list(nodes))
+    assert focus[0] == ("fees", "Phí chuyển đổi gói là 30.000 đồng mỗi lần.") and len(focus) == 2
+    embedded = embed.embedded
+    quoted = QuoteAnswer(embed, clause_vectors=shared).run(TurnState(question=query, language="vi", nodes=nodes))
+    assert embed.embedded == embedded  # every clause vector came from the cache the focus filled
+    assert quoted.candidates[0][0].text == focus[0][1]  # same ranking
