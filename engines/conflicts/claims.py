@@ -28,7 +28,8 @@ from engines.conflicts.subjects import (
     subjects_differ,
 )
 
-__all__ = ["Passage", "analyze", "claim_overlap", "numeric_evidence", "abolition_target_overlap", "Facts", "facts"]
+__all__ = ["Passage", "analyze", "claim_overlap", "numeric_evidence", "abolition_target_overlap", "cue_target", "Facts",
+           "facts"]
 
 
 @dataclass(frozen=True)
@@ -256,9 +257,18 @@ def abolition_target_overlap(cued: Passage, other: Passage) -> float:
         named = [q for q in cued.quantities if q.unit and start <= q.span[0] < start + len(sentence)]
         if any((q.unit, q.per) == (o.unit, o.per) and _same_value(q, o, 1e-9) for q in named for o in other.quantities):
             return 1.0  # "the 3 days/week rule no longer applies" names the rule by the value the other states
-        lo, hi = cue.span[0] - start, cue.span[1] - start
-        target = claim_terms(sentence[:lo] + " . " + sentence[hi:]) if 0 <= lo <= hi <= len(sentence) else claim_terms(sentence)
+        target = cue_target(cued, cue)
         if not target:
             continue
         best = max([best, *(len(target & o) / len(target) for o in other_sentences)])
     return best
+
+
+def cue_target(cued: Passage, cue: Cue) -> frozenset[tuple[str, ...]]:
+    """What an abolition sentence names: its terms (``claim_terms``) with the cue itself cut out."""
+    sentence = claim_sentence(cued.text, *cue.span)
+    start = cued.text.find(sentence)
+    lo, hi = cue.span[0] - start, cue.span[1] - start
+    if start < 0 or not 0 <= lo <= hi <= len(sentence):
+        return claim_terms(sentence)
+    return claim_terms(sentence[:lo] + " . " + sentence[hi:])

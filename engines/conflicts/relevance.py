@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from engines.conflicts.claims import Passage
+from engines.conflicts.claims import Passage, cue_target
 from engines.conflicts.graph import ConflictPair
 from engines.conflicts.negation import find_abolition_cues
-from engines.conflicts.subjects import claim_sentence, claim_terms
+from engines.conflicts.subjects import claim_terms
 from engines.text import normalize
 
 #: Share of an abolition sentence's words (cue cut out) a focus clause of the other side must hold
@@ -45,17 +45,8 @@ def compared_values(pair: ConflictPair) -> tuple[set[str], set[str]]:
 
 
 def _cue_targets(cued: Passage) -> list[frozenset[tuple[str, ...]]]:
-    """What each abolition sentence of ``cued`` names: its terms with the cue cut out."""
-    targets = []
-    for cue in cued.cues:
-        sentence = claim_sentence(cued.text, *cue.span)
-        start = cued.text.find(sentence)
-        lo, hi = cue.span[0] - start, cue.span[1] - start
-        rest = sentence[:lo] + " . " + sentence[hi:] if start >= 0 and 0 <= lo <= hi <= len(sentence) else sentence
-        terms = claim_terms(rest)
-        if terms:
-            targets.append(terms)
-    return targets
+    """What each abolition sentence of ``cued`` names (cue cut out), the empty ones left out."""
+    return [target for target in (cue_target(cued, cue) for cue in cued.cues) if target]
 
 
 def states_target(clause: str, targets: Iterable[frozenset[tuple[str, ...]]], min_overlap: float) -> bool:
