@@ -12,6 +12,7 @@ import pytest
 from engines.conflicts.deadlines import DATE_UNIT, DAY_OF_MONTH_UNIT, parse_deadlines
 from engines.conflicts.graph import analyze, detect_pairs, resolve
 from engines.conflicts.negation import find_abolition_cues
+from engines.conflicts.subjects import column_header
 
 SAME_TOPIC = np.array([[1.0, 0.95], [0.95, 1.0]])
 
@@ -171,3 +172,13 @@ def test_a_table_cell_is_named_by_its_column_header():
     sentence = "2.3. Lệ phí: 30.000 đồng/lần khi nộp trực tiếp."  # the procedure is named in a heading above
     assert [p.kind for p in flagged(sentence, table, min_claim_overlap=0.3)] == ["numeric"]
     assert flagged(sentence, table, min_claim_overlap=0.3, table_headers=False) == []
+
+
+@pytest.mark.parametrize("text, value, header", [
+    ("| Thủ tục | Nộp trực tiếp |\n|---|---|\n| Cấp đổi | 45.000 đồng |", "45.000", "Nộp trực tiếp"),
+    ("| Cấp đổi | 45.000 đồng |", "45.000", ""),  # the chunk starts below the header: no column name
+    ("|---|---|\n| Cấp đổi | 45.000 đồng |", "45.000", ""),  # a rule line is not a header
+    ("Lệ phí cấp đổi: 45.000 đồng.", "45.000", ""),  # not a table
+])
+def test_column_header_names_the_cell_column_only_when_the_table_shows_it(text, value, header):
+    assert column_header(text, text.index(value)) == header
