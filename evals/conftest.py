@@ -1,20 +1,25 @@
 """`pytest evals/`: the bundled eval set replayed through the engine with the embedded defaults
 (multilingual-e5 embeddings, the packaged local LLM), on both splits: floors assert on the frozen
 test split, dev is measured beside it. One evaluation per split and session, shared by the floor
-tests; the index is built once in a temporary folder."""
+tests; the index is built once in a temporary folder. The held-out test split's supersession turns
+are replayed here too, for the conflict floors (evals/test_conflict_floors.py): only this conftest
+and the command lines compose pipelines with app."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from app.compose import build_models, ingest_path, open_pipeline
+from app.compose import build_models, build_pipeline, ingest_path, open_index, open_pipeline
 from app.config import SAMPLE_CORPUS, load_settings
 from evals.dataset import load_rows
 from evals.evaluation import run_evaluation
+from evals.llm_cache import CachedLLM
 
 BANK = Path(__file__).resolve().parent.parent / "data" / "eval" / "bank"
+HELDOUT = Path(__file__).resolve().parent.parent / "data" / "eval" / "heldout"
 SPLITS = ("test", "dev")
 
 
@@ -30,6 +35,27 @@ def eval_settings(tmp_path_factory):
 def eval_pipeline(eval_settings):
     ingest_path(eval_settings, SAMPLE_CORPUS)
     return open_pipeline(eval_settings, build_models(eval_settings))
+
+
+@pytest.fixture(scope="session")
+def supersession_answers(tmp_path_factory):
+    """(conflict check on, conflict check off): answers on the supersession turns, one index and one
+    set of models, the condense replies shared (the second run asks the model nothing new)."""
+    root = tmp_path_factory.mktemp("heldout")
+    settings = load_settings(index_dir=root / "index", log_dir=None, answer_mode="extract", answer_check=False)
+    ingest_path(settings, HELDOUT / "corpus")
+    models = build_models(settings)
+    models = replace(models, condense_llm=CachedLLM(models.condense_llm, root / "condense.jsonl"))
+    index = open_index(settings)
+    rows = [r for r in load_rows(HELDOUT / "test" / "conversations.jsonl") if r.stale_value]
+    out = []
+    for overrides in ({}, {"conflicts": False}):
+        pipeline = build_pipeline(settings.model_copy(update=overrides), models, index)
+        result = run_evaluation(pipeline, rows, configs=["condense"], k=5, retrieval_only=False)
+        done = result.rows["condense"]
+        out.append({"n": len(done), "newer": sum(bool(r.must_contain_ok) for r in done),
+                    "stale": sum(bool(r.stale) for r in done)})
+    return out
 
 
 #: What the floors measured, for the terminal summary (test with dev beside).

@@ -11,19 +11,13 @@ just below what test measured with them. `python -m evals.conflicts data/eval/he
 --corpus data/eval/heldout/corpus` prints the pair numbers with every rule switched off on its own.
 """
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from app.compose import build_models, build_pipeline, ingest_path, open_index
-from app.config import load_settings
 from engines.conflicts import DEFAULT_MIN_CLAIM_OVERLAP as CLAIM_OVERLAP
 from engines.models.registry import calibration_for
 from evals.conflicts import ABLATIONS, embed_similarities, load_pairs, predict, scores
-from evals.dataset import load_rows
-from evals.evaluation import run_evaluation
-from evals.llm_cache import CachedLLM
 
 pytestmark = pytest.mark.e2e
 
@@ -60,28 +54,8 @@ def test_conflict_floor_catches_the_claim_rules_switched_off(pairs_and_similarit
 
 #: Measured 2026-12-02 on the 25 supersession turns of test (quoted answers, no check; conflicts about
 #: the question only): the newer value in 17, only the outdated one in 3; conflict check off: 12 and 8.
+#: (``supersession_answers`` is in evals/conftest.py: only the conftest composes pipelines.)
 ANSWER_FLOORS = {"newer": 15, "stale_at_most": 4}
-
-
-@pytest.fixture(scope="module")
-def supersession_answers(tmp_path_factory):
-    """(conflict check on, conflict check off): answers on the supersession turns, one index and one
-    set of models, the condense replies shared (the second run asks the model nothing new)."""
-    root = tmp_path_factory.mktemp("heldout")
-    settings = load_settings(index_dir=root / "index", log_dir=None, answer_mode="extract", answer_check=False)
-    ingest_path(settings, HELDOUT / "corpus")
-    models = build_models(settings)
-    models = replace(models, condense_llm=CachedLLM(models.condense_llm, root / "condense.jsonl"))
-    index = open_index(settings)
-    rows = [r for r in load_rows(HELDOUT / "test" / "conversations.jsonl") if r.stale_value]
-    out = []
-    for overrides in ({}, {"conflicts": False}):
-        pipeline = build_pipeline(settings.model_copy(update=overrides), models, index)
-        result = run_evaluation(pipeline, rows, configs=["condense"], k=5, retrieval_only=False)
-        done = result.rows["condense"]
-        out.append({"n": len(done), "newer": sum(bool(r.must_contain_ok) for r in done),
-                    "stale": sum(bool(r.stale) for r in done)})
-    return out
 
 
 def test_answers_carry_the_newer_value_on_unseen_supersession_turns(supersession_answers):
