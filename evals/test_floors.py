@@ -26,9 +26,10 @@ FLOORS = {
     # keeps one of 7 and fails with the gate off (0/7)
     "unanswerable refusal (retrieval gate)": 0.14,
     "false refusal ceiling": 0.12,  # measured 3/37 = 0.08 (dev 3/36)
-    # measured condense 14/20 = 0.70 (dev 15/24 = 0.62), lastturn 12/20 = 0.60 (dev 13/24); one row of slack,
-    # fails with rewriting off
-    "turn2+ must_contain (quoted answers)": 0.65,
+    # measured 2026-12-02 (conflicts resolved only when about the question): condense 15/20 = 0.75 (dev
+    # 14/24), lastturn 13/20 = 0.65 (dev 13/24); before it, 14/20 and 12/20 under a floor of 0.65. One row
+    # of slack, fails with rewriting off
+    "turn2+ must_contain (quoted answers)": 0.70,
 }
 
 
