@@ -32,20 +32,25 @@ def eval_settings(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def eval_pipeline(eval_settings):
-    ingest_path(eval_settings, SAMPLE_CORPUS)
-    return open_pipeline(eval_settings, build_models(eval_settings))
+def eval_models(eval_settings):
+    """One embedding model and one local LLM for every replay of the session."""
+    return build_models(eval_settings)
 
 
 @pytest.fixture(scope="session")
-def supersession_answers(tmp_path_factory):
-    """(conflict check on, conflict check off): answers on the supersession turns, one index and one
-    set of models, the condense replies shared (the second run asks the model nothing new)."""
+def eval_pipeline(eval_settings, eval_models):
+    ingest_path(eval_settings, SAMPLE_CORPUS, embed_model=eval_models.embed_model)
+    return open_pipeline(eval_settings, eval_models)
+
+
+@pytest.fixture(scope="session")
+def supersession_answers(tmp_path_factory, eval_settings, eval_models):
+    """(conflict check on, conflict check off): answers on the supersession turns, one index and the
+    session's models, the condense replies shared (the second run asks the model nothing new)."""
     root = tmp_path_factory.mktemp("heldout")
-    settings = load_settings(index_dir=root / "index", log_dir=None, answer_mode="extract", answer_check=False)
-    ingest_path(settings, HELDOUT / "corpus")
-    models = build_models(settings)
-    models = replace(models, condense_llm=CachedLLM(models.condense_llm, root / "condense.jsonl"))
+    settings = eval_settings.model_copy(update={"index_dir": root / "index"})
+    ingest_path(settings, HELDOUT / "corpus", embed_model=eval_models.embed_model)
+    models = replace(eval_models, condense_llm=CachedLLM(eval_models.condense_llm, root / "condense.jsonl"))
     index = open_index(settings)
     rows = [r for r in load_rows(HELDOUT / "test" / "conversations.jsonl") if r.stale_value]
     out = []

@@ -74,35 +74,28 @@ def _value(groups: tuple[str, ...], order: str) -> dt.date | None:
         return None
 
 
+def _deadline(norm: str, m: re.Match[str], value: float, unit: str, context_words: int) -> Quantity | None:
+    """The match as a deadline value when a deadline cue ends right before it in its sentence."""
+    before = sentence_prefix(norm, m.start())
+    if not _CUE_BEFORE_RE.search(before[-_CUE_WINDOW:]):
+        return None
+    words = re.findall(r"\w+", before)
+    return Quantity(value, unit, None, m.span(), m.group(), " ".join(words[-context_words:]), 0.5)
+
+
 def parse_deadlines(text: str, context_words: int = 8) -> list[Quantity]:
     """Dates set as limits in ``text`` (NFC spans), in reading order; every other date is left out."""
     norm = unicodedata.normalize("NFC", text)
     found: list[Quantity] = []
-    taken: list[tuple[int, int]] = []
-    for rx, order in _DATE_RES:
-        for m in rx.finditer(norm):
-            if any(s < m.end() and m.start() < e for s, e in taken):
-                continue
-            before = sentence_prefix(norm, m.start())
-            if not _CUE_BEFORE_RE.search(before[-_CUE_WINDOW:]):
-                continue
-            day = _value(m.groups(), order)
-            if day is None:
-                continue
-            taken.append(m.span())
-            words = re.findall(r"\w+", before)
-            found.append(Quantity(float(day.toordinal()), DATE_UNIT, None, m.span(), m.group(),
-                                  " ".join(words[-context_words:]), 0.5))
-    for rx in _DAY_OF_MONTH_RES:
-        for m in rx.finditer(norm):
-            day_number = int(m.group(1))
-            if not 1 <= day_number <= 31 or any(s < m.end() and m.start() < e for s, e in taken):
-                continue
-            before = sentence_prefix(norm, m.start())
-            if not _CUE_BEFORE_RE.search(before[-_CUE_WINDOW:]):
-                continue
-            taken.append(m.span())
-            words = re.findall(r"\w+", before)
-            found.append(Quantity(float(day_number), DAY_OF_MONTH_UNIT, None, m.span(), m.group(),
-                                  " ".join(words[-context_words:]), 0.5))
+    matches = [(m, _value(m.groups(), order), DATE_UNIT) for rx, order in _DATE_RES for m in rx.finditer(norm)]
+    matches += [(m, int(m.group(1)), DAY_OF_MONTH_UNIT) for rx in _DAY_OF_MONTH_RES for m in rx.finditer(norm)]
+    for m, value, unit in matches:  # full dates first: a day of the month inside one is not another value
+        if value is None or (unit == DAY_OF_MONTH_UNIT and not 1 <= value <= 31):
+            continue
+        if any(q.span[0] < m.end() and m.start() < q.span[1] for q in found):
+            continue
+        number = float(value.toordinal()) if isinstance(value, dt.date) else float(value)
+        quantity = _deadline(norm, m, number, unit, context_words)
+        if quantity is not None:
+            found.append(quantity)
     return sorted(found, key=lambda q: q.span)
