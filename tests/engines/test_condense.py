@@ -166,6 +166,33 @@ def test_a_rewrite_that_drops_what_the_follow_up_adds_falls_back():
     assert condense.kept_share("And for contractors?", "What is the allowance for contractor staff?", history) == 1.0
 
 
+def test_an_english_paraphrase_is_accepted_and_a_copy_of_any_earlier_question_is_not():
+    history = msgs("What causes the phases of the moon?", "The moon's position relative to the sun.",
+                   "How long is a lunar month?", "About 29.5 days.")
+    # drops "distance", says something no earlier question asked: a paraphrase, not a copy
+    paraphrase = "How far apart is the Moon from Earth?"
+    question = "What is the distance between the moon and earth?"
+    assert condense.guard(question, paraphrase, history) == condense.CondenseDecision(paraphrase)
+    # the question before the last one, asked again: a copy, whichever earlier question it copies
+    copied = "What causes the different phases of the moon?"
+    assert condense.guard(question, copied, history).fallback_reason == "dropped_words"
+    earlier = ["How long is a lunar month?", "What causes the phases of the moon?"]
+    assert condense.copied_share(copied, earlier) >= condense.MIN_COPIED_WORDS > condense.copied_share(paraphrase, earlier)
+
+
+def test_a_vietnamese_rewrite_that_drops_the_follow_ups_words_falls_back_even_when_it_says_something_new():
+    history = msgs("Hạn nộp học phí học kỳ 1 là ngày nào?", "Đến hết ngày 15/10.")
+    garbled = "Học phí có được gia hạn đến hết tháng 12 không?"  # "nộp trễ" and its consequence are gone
+    assert condense.copied_share(garbled, ["Hạn nộp học phí học kỳ 1 là ngày nào?"]) < condense.MIN_COPIED_WORDS
+    assert condense.guard("Nếu nộp trễ quá hạn thì bị xử lý sao?", garbled, history).fallback_reason == "dropped_words"
+
+
+def test_english_pronouns_are_not_words_a_rewrite_must_keep():
+    history = msgs("Who was viceroy during the Quit India movement?", "Lord Linlithgow.")
+    rewrite = "What did Lord Linlithgow do during the Quit India movement?"
+    assert condense.guard("what did he do?", rewrite, history) == condense.CondenseDecision(rewrite)
+
+
 def test_a_swap_never_keeps_the_old_name_beside_the_new_one():
     # "Còn thẻ Bạch Kim thì sao?" after a question on "Thẻ Vàng": swap the whole name, not "Thẻ" alone
     spans = {c.span for c in condense.swap_candidates("Thẻ Vàng có hạn mức rút tiền bao nhiêu?", "thẻ Bạch Kim")}
