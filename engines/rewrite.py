@@ -141,9 +141,19 @@ def clean_output(text: str) -> str:
     return ""
 
 
+#: A follow-up with at most this many words (English) or topical syllables (Vietnamese: "Dùng mẫu đơn
+#: nào?", "Bao lâu thì có kết quả?") names too little to stand alone.
+MAX_DEPENDENT_WORDS = 3
+
+
 def looks_dependent(question: str) -> bool:
-    """True when the question probably needs earlier turns: anaphora or very few words."""
-    return bool(_DEPENDENT_MARKERS.search(normalize(question))) or len(content_words(question)) <= 3
+    """True when the question probably needs earlier turns: anaphora or very few words. Vietnamese
+    counts syllables that are not the question's frame: its short questions are 4-6 syllables
+    ("bao lâu thì có kết quả") that say only what is asked, not about what."""
+    if _DEPENDENT_MARKERS.search(normalize(question)):
+        return True
+    words = content_words(question) if detect_language(question) == "en" else topical_words(question)
+    return len(words) <= MAX_DEPENDENT_WORDS
 
 
 def looks_like_question(text: str) -> bool:
@@ -180,6 +190,16 @@ def subject_of(question: str) -> str:
     return " ".join(words[:MAX_SUBJECT_WORDS])
 
 
+def _naming_question(history: Sequence[ChatMessage], previous: str | None) -> str:
+    """The latest earlier question that names its subject: ``previous`` (the last turn's standalone
+    form) unless it leans on the history itself ("Có nộp qua app được không?"; "Còn X thì sao?" names
+    X), then the user's messages newest first; the last one when none does."""
+    earlier = [previous or "", *reversed([m.content or "" for m in history if m.role == MessageRole.USER])]
+    earlier = [text for text in earlier if text]
+    names = (text for text in earlier if swap_target(text) or not looks_dependent(text))
+    return next(names, earlier[0] if earlier else "")
+
+
 def fallback_query(question: str, history: list[ChatMessage], previous: str | None = None) -> str:
     """No-LLM standalone query: the follow-up with its reference to earlier turns replaced by the
     previous question's *subject* ("Cái đó có được cộng dồn không?" after "Nhân viên thử việc được
@@ -187,10 +207,7 @@ def fallback_query(question: str, history: list[ChatMessage], previous: str | No
     không?"), or the subject put in front when there is no such word. Never the two questions glued
     together: clauses would then be chosen for the earlier question's ask. ``previous`` is the last
     question's standalone form when the session has it, else the last user message."""
-    if not previous:
-        earlier = [m.content for m in history if m.role == MessageRole.USER and m.content]
-        previous = earlier[-1] if earlier else ""
-    subject = subject_of(previous)
+    subject = subject_of(_naming_question(history, previous))
     if not subject:
         return question
     question = normalize(question).strip()
@@ -345,7 +362,10 @@ def swap_candidates(previous: str, target: str, max_span_words: int = 6) -> list
             tail = words[end - 1][len(words[end - 1].rstrip("?,.")):]  # keep "?" of a replaced last word
             text = " ".join(words[:start] + [target + tail] + words[end:])
             candidates.append(SwapCandidate(text, " ".join(words[start:end]).strip("?,.")))
-    return candidates
+    # Vietnamese noun phrases start with their head ("gói Bạc", "thẻ Vàng", "ngành Y"): when the
+    # previous question has a phrase with X's head, X replaces that phrase, never a word elsewhere
+    same_head = [c for c in candidates if c.span.lower().split()[0] == target_words[0]]
+    return same_head or candidates
 
 
 def pick_swap(support: Sequence[float], span_similarity: Sequence[float],

@@ -56,6 +56,9 @@ def test_labels_and_quotes_are_stripped():
     ("Cái đó có được cộng dồn không?", True),
     ("vậy phí bao nhiêu?", True),
     ("What about v2?", True),
+    ("Dùng mẫu đơn nào?", True),  # Vietnamese: syllables that say what is asked, not about what
+    ("Bao lâu thì có kết quả?", True),
+    ("How many teams are in the NFL?", False),
     ("Lãi suất vay mua nhà ưu đãi là bao nhiêu?", False),
     ("What is the rate limit of the public API?", False),
 ])
@@ -104,6 +107,15 @@ def test_swap_candidates_replace_one_subject_span_never_the_question_frame():
     assert all(t.endswith("?") for t in texts)
 
 
+def test_a_swap_replaces_the_phrase_with_the_same_head_when_there_is_one():
+    candidates = condense.swap_candidates("Thẻ Vàng rút tiền mặt tối đa bao nhiêu mỗi ngày?", "thẻ Bạch Kim")
+    assert candidates and all(c.span.lower().startswith("thẻ") for c in candidates)
+    assert "thẻ Bạch Kim rút tiền mặt tối đa bao nhiêu mỗi ngày?" in [c.text for c in candidates]
+    # no phrase with that head: every span stays a candidate
+    assert any(c.span == "thử việc" for c in condense.swap_candidates(
+        "Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?", "hợp đồng thời vụ"))
+
+
 def test_pick_swap_prefers_corpus_support_nudged_by_span_likeness():
     # support alone would keep the old subject and glue X on; the span nudge breaks the near-tie
     support = [0.930, 0.925, 0.800]
@@ -125,6 +137,15 @@ def test_fallback_puts_the_previous_subject_in_place_of_the_reference():
     assert condense.fallback_query("Hạn chót là khi nào?", HISTORY, previous) == (
         "Nhân viên hợp đồng thời vụ được nghỉ phép năm: hạn chót là khi nào?")
     assert condense.fallback_query("What about contractors?", [], "What is the API rate limit?").startswith("API rate limit")
+
+
+def test_fallback_takes_the_subject_from_the_latest_question_that_names_one():
+    history = msgs("Thẻ tín dụng Vàng có phí thường niên bao nhiêu?", "500.000 đồng.",
+                   "Có được miễn không?", "Có, năm đầu.")
+    # the last question leans on the history itself; its subject is the one before it
+    assert condense.fallback_query("Rút tiền mặt mất phí bao nhiêu?", history).startswith("Thẻ tín dụng Vàng có phí thường niên:")
+    assert condense.fallback_query("Rút tiền mặt mất phí bao nhiêu?", history, "Có được miễn không?").startswith(
+        "Thẻ tín dụng Vàng")
 
 
 @pytest.mark.parametrize("question, subject", [
