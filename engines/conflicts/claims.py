@@ -147,6 +147,8 @@ def _period_changes(pa: Passage, fa: Facts, pb: Passage, fb: Facts, min_overlap:
         for j, qb in enumerate(pb.quantities):
             if qb.unit != qa.unit or qb.per == qa.per or _same_rate(qa, qb) or _same_value(qa, qb, 1e-9):
                 continue
+            if {qa.per, qb.per} - set(_PERIOD_DAYS) - {None}:
+                continue  # per visit vs per day: two different limits, not one whose period changed
             if subject_veto and subjects_differ(fa.markers[i], fa.profile, fb.markers[j], fb.profile):
                 continue
             if claim_overlap(fa.claims[i], fb.claims[j]) < min_overlap:

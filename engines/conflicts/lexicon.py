@@ -157,6 +157,13 @@ PER_ADVERB_RE = re.compile(
 )
 # "lãi suất 8,5% năm": a bare period word after a percentage (not "8,5% năm 2023").
 PER_BARE_RE = re.compile(r"\s+(?:(?P<year>năm)|(?P<month>tháng))(?!\w)(?!\s*\d)", re.IGNORECASE)
+#: "2.000.000 đồng/lần", "USD 50 per visit": a value per occasion, not per unit of time, so never a
+#: period change beside "5.000.000 đồng/ngày".
+PER_OCCASION = "occasion"
+PER_OCCASION_RE = re.compile(
+    r"(?:\s*/\s*|\s+(?:per|each|mỗi|một)\s+)(?:lần|lượt|visits?|claims?|times?|transactions?|trips?)" + WORD_END,
+    re.IGNORECASE,
+)
 PER_BEFORE_RE = re.compile(
     r"(?<!\w)(?:mỗi|hàng|hằng|per|each|every)\s+(?:" + WORD_PERIODS + r")\s*[:,]?\s*$",
     re.IGNORECASE,

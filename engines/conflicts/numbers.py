@@ -162,6 +162,9 @@ def _match_per(text: str, pos: int, unit: str) -> tuple[str | None, int]:
         m = rx.match(text, pos)
         if m:
             return _named_period(m), m.end()
+    m = lx.PER_OCCASION_RE.match(text, pos)
+    if m:
+        return lx.PER_OCCASION, m.end()
     return None, pos
 
 

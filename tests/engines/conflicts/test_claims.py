@@ -100,6 +100,15 @@ def test_a_value_whose_period_changes_is_a_conflict():
     assert flagged(old, new, min_period_overlap=None) == []
 
 
+def test_a_limit_per_visit_beside_a_limit_per_day_is_not_a_period_change():
+    old = "Hạn mức chi trả của gói Kim cương: tối đa 3.500.000 đồng/lần khám ngoại trú."
+    new = "Hạn mức chi trả của gói Kim cương: tiền phòng tối đa 5.000.000 đồng/ngày nằm viện."
+    assert flagged(old, new) == []
+    # per visit on both sides is still one limit whose value changed
+    (pair,) = flagged(old, "Hạn mức chi trả của gói Kim cương: tối đa 4.000.000 đồng/lần khám ngoại trú.")
+    assert pair.evidence == ("3.500.000 đồng/lần vs 4.000.000 đồng/lần",)
+
+
 def test_rates_that_convert_into_each_other_agree():
     assert flagged("The gateway accepts at most 6000 requests per hour.",
                    "The gateway accepts at most 100 requests per minute.") == []

@@ -32,6 +32,8 @@ def claims(text: str, lang: str | None = None, **kw: object) -> list[tuple[float
         ("Tối đa 100 yêu cầu mỗi phút.", (100, "req", "minute")),
         ("Tối đa 100 yêu cầu trong 1 phút.", (100, "req", "minute")),
         ("Làm việc tại văn phòng 3 ngày/tuần.", (3, "day", "week")),
+        ("Chi trả tối đa 1.000.000 đồng/lần khám.", (1_000_000, "VND", "occasion")),
+        ("Up to USD 50 per visit.", (50, "USD", "occasion")),
         ("Làm việc tại văn phòng 3 ngày mỗi tuần.", (3, "day", "week")),
         ("Mỗi tuần 3 ngày làm việc tại văn phòng.", (3, "day", "week")),
         ("Nhân viên được nghỉ 12 ngày.", (12, "day", None)),
