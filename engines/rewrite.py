@@ -206,7 +206,8 @@ def fallback_query(question: str, history: list[ChatMessage], previous: str | No
     nghỉ phép năm bao nhiêu ngày?" -> "Nhân viên thử việc được nghỉ phép năm có được cộng dồn
     không?"), or the subject put in front when there is no such word. Never the two questions glued
     together: clauses would then be chosen for the earlier question's ask. ``previous`` is the last
-    question's standalone form when the session has it, else the last user message."""
+    question's standalone form when the session has it; the subject comes from the latest earlier
+    question that names one (:func:`_naming_question`)."""
     subject = subject_of(_naming_question(history, previous))
     if not subject:
         return question
