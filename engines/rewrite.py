@@ -123,10 +123,15 @@ def history_to_text(history: list[ChatMessage], max_answer_chars: int = 300) -> 
     return "\n".join(lines)
 
 
+def user_messages(history: Sequence[ChatMessage]) -> list[str]:
+    """The user's non-empty messages in ``history``, oldest first."""
+    return [m.content for m in history if m.role == MessageRole.USER and m.content]
+
+
 def previous_query(recent: list[ChatMessage], rewrites: Sequence[tuple[str, str]] = ()) -> str:
     """The standalone form of the last user message in ``recent``: the session's own rewrite of it
     when it answered that turn (``rewrites``: (question, query), newest first), else the message."""
-    users = [m.content for m in recent if m.role == MessageRole.USER and m.content]
+    users = user_messages(recent)
     if not users:
         return ""
     return next((query for question, query in rewrites if question == users[-1] and query), users[-1])
@@ -194,8 +199,7 @@ def _naming_question(history: Sequence[ChatMessage], previous: str | None) -> st
     """The latest earlier question that names its subject: ``previous`` (the last turn's standalone
     form) unless it leans on the history itself ("Có nộp qua app được không?"; "Còn X thì sao?" names
     X), then the user's messages newest first; the last one when none does."""
-    earlier = [previous or "", *reversed([m.content or "" for m in history if m.role == MessageRole.USER])]
-    earlier = [text for text in earlier if text]
+    earlier = [text for text in (previous, *reversed(user_messages(history))) if text]
     names = (text for text in earlier if swap_target(text) or not looks_dependent(text))
     return next(names, earlier[0] if earlier else "")
 
@@ -293,8 +297,7 @@ def _paraphrase(question: str, rewrite: str, history: Sequence[ChatMessage], pre
     """An English rewrite that says something no earlier question said (see :data:`MIN_COPIED_WORDS`)."""
     if detect_language(question) != "en":
         return False
-    earlier = [previous or "", *(m.content or "" for m in history if m.role == MessageRole.USER)]
-    return copied_share(rewrite, earlier) < MIN_COPIED_WORDS
+    return copied_share(rewrite, [previous or "", *user_messages(history)]) < MIN_COPIED_WORDS
 
 
 def _same(a: str, b: str) -> bool:

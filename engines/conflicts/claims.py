@@ -127,6 +127,9 @@ def claim_overlap(a: frozenset[str], b: frozenset[str]) -> float:
 _PERIOD_DAYS = {"second": 1 / 86400, "minute": 1 / 1440, "hour": 1 / 24, "day": 1.0, "week": 7.0,
                 "month": 30.4375, "quarter": 91.3125, "year": 365.25}
 
+#: What a period change can change between: units of time, or none stated ("per visit" is neither).
+_TIME_PERIODS = frozenset(_PERIOD_DAYS) | {None}
+
 
 def _same_rate(qa: Quantity, qb: Quantity) -> bool:
     """Both periods known and the two values the same per day (to 1%)."""
@@ -147,7 +150,7 @@ def _period_changes(pa: Passage, fa: Facts, pb: Passage, fb: Facts, min_overlap:
         for j, qb in enumerate(pb.quantities):
             if qb.unit != qa.unit or qb.per == qa.per or _same_rate(qa, qb) or _same_value(qa, qb, 1e-9):
                 continue
-            if {qa.per, qb.per} - set(_PERIOD_DAYS) - {None}:
+            if qa.per not in _TIME_PERIODS or qb.per not in _TIME_PERIODS:
                 continue  # per visit vs per day: two different limits, not one whose period changed
             if subject_veto and subjects_differ(fa.markers[i], fa.profile, fb.markers[j], fb.profile):
                 continue
