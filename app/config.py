@@ -150,7 +150,9 @@ class Settings(_Sources):
     conflicts: bool = Field(True, description="Run the conflict check between retrieved passages.")
     conflict_similarity: float | None = Field(None, ge=-1, le=1, description="Same-topic gate; unset = calibrated.")
     resolve_conflicts: bool = True
-    conflict_partial: bool = Field(False, description="Set aside only a superseded passage's conflicting sentences.")
+    conflict_partial: Literal["off", "values", "all"] = Field("off", description="Set aside only a superseded "
+        "passage's conflicting sentences: 'values' where the newer passage changed values (by date), 'all' "
+        "everywhere, 'off' the whole passage (true/false mean all/off).")
     conflict_llm_check: bool = False
     conflict_focus_clauses: int = Field(6, ge=0, description="Resolve only conflicts about the N best clauses; 0 = all.")
 
@@ -189,6 +191,12 @@ class Settings(_Sources):
     def _check_from_bool(cls, value: Any) -> Any:
         text = str(value).strip().lower()
         return {"true": "yesno", "1": "yesno", "yes": "yesno", "false": "off", "0": "off", "no": "off"}.get(text, value)
+
+    @field_validator("conflict_partial", mode="before")
+    @classmethod
+    def _partial_from_bool(cls, value: Any) -> Any:
+        text = str(value).strip().lower()
+        return {"true": "all", "1": "all", "yes": "all", "false": "off", "0": "off", "no": "off"}.get(text, value)
 
     @field_validator("transforms", "steps", mode="before")
     @classmethod

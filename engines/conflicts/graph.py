@@ -300,12 +300,32 @@ def _cluster(members: list[str], by_id: dict[str, Passage], pairs: tuple[Conflic
     return Cluster(tuple(members), "unresolved", None, pairs)
 
 
+#: ``partial`` modes: which losing passages keep the sentences that do not conflict on their own.
+PARTIAL_MODES = ("off", "values", "all")
+
+
+def _may_trim(cluster: Cluster, member: str, partial: bool | str) -> bool:
+    """Whether ``member``, which lost ``cluster``, may be trimmed instead of set aside whole. ``"values"``:
+    only when the newer passage changed values of it (every pair it is in is numeric) and inferred
+    by date: an abolition, or a document that declares it replaces this one, replaces the whole
+    rule, including sentences that carry no value a sentence check could catch."""
+    mode = {True: "all", False: "off"}.get(partial, partial) if isinstance(partial, bool) else partial
+    if mode not in PARTIAL_MODES:
+        raise ValueError(f"partial must be one of {PARTIAL_MODES}, got {partial!r}")
+    if mode == "all":
+        return True
+    if mode == "off" or cluster.basis != "date":
+        return False
+    kinds = {p.kind for p in cluster.pairs if member in (p.a, p.b)}
+    return kinds == {"numeric"}
+
+
 def resolve(
     passages: Sequence[Passage],
     pairs: Iterable[ConflictPair],
     *,
     resolve_conflicts: bool = True,
-    partial: bool = False,
+    partial: bool | str = False,
 ) -> Resolution:
     """Keep the newest passage of each conflict cluster. Keep all when that is unclear.
 
@@ -342,7 +362,7 @@ def resolve(
                 for m in c.ids:
                     if by_id[m].source_key == winner_source:
                         continue
-                    spans = stale_spans(by_id[m], winners, detect_pairs) if partial else None
+                    spans = stale_spans(by_id[m], winners, detect_pairs) if _may_trim(c, m, partial) else None
                     if spans:
                         trimmed[m] = spans
                     else:

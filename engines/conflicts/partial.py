@@ -39,9 +39,34 @@ def stale_spans(loser: Passage, winners: Sequence[Passage], detect: Callable[...
                 break
     if not spans:
         return None
+    spans = _whole_clauses(loser.text, spans)
     if len(without_spans(loser.text, spans).split()) < MIN_WORDS_LEFT:
         return None
     return tuple(spans)
+
+
+#: Where a clause ends: a full stop, question or exclamation mark before a space, or a line break (not
+#: the ";" that separates the parts of one clause).
+_CLAUSE_END = re.compile(r"[.!?][\"'”’)\]]*(?=\s)|\n")
+_NUMBER_ONLY = re.compile(r"^\s*(?:[-*•+]\s*)?(?:\d+(?:\.\d+)*[.)]?|\([a-zđ0-9]\))?\s*$", re.IGNORECASE)
+
+
+def _whole_clauses(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` widened to the clauses that hold them: a stale part of "A; B; C." takes the whole
+    clause with it, so no fragment ("sau 30 ngày ...") is left to be quoted as a rule of its own."""
+    ends = [m.end() for m in _CLAUSE_END.finditer(text)] + [len(text)]
+    widened: list[tuple[int, int]] = []
+    for start, end in spans:
+        clause_start = max((e for e in ends if e <= start), default=0)
+        line_start = text.rfind("\n", 0, clause_start) + 1
+        if _NUMBER_ONLY.match(text[line_start:clause_start]):  # "3.1. " goes with its clause
+            clause_start = line_start
+        clause_end = next((e for e in ends if e >= end), len(text))
+        if widened and clause_start <= widened[-1][1]:
+            widened[-1] = (widened[-1][0], max(widened[-1][1], clause_end))
+        else:
+            widened.append((clause_start, clause_end))
+    return widened
 
 
 def without_spans(text: str, spans: Sequence[tuple[int, int]]) -> str:

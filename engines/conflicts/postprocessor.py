@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from cachetools import LRUCache
@@ -56,9 +56,10 @@ class ConflictPostprocessor(BaseNodePostprocessor):
     similarity_threshold: float = Field(default=DEFAULT_SIM_THRESHOLD, description=(
         "Same-topic gate on the passages' cosine; the composition root passes the embedder's calibrated value."))
     resolve_conflicts: bool = True
-    partial_supersession: bool = Field(default=False, description=(
+    partial_supersession: bool | Literal["off", "values", "all"] = Field(default=False, description=(
         "Set aside only the sentences of a superseded passage that conflict with the newer one, "
-        "not the whole passage (engines.conflicts.partial)."))
+        "not the whole passage (engines.conflicts.partial): 'all' (true), 'values' (only where the newer "
+        "passage changed values, inferred by date), 'off' (false)."))
     skip_years: bool = True
     llm: LLM | None = Field(default=None, exclude=True, description="Optional same-topic contradiction check.")
     question_focus: Callable[[str, list[NodeWithScore]], list[FocusClause]] | None = Field(

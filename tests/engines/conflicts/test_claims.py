@@ -167,6 +167,20 @@ def test_a_newer_document_sets_aside_only_the_sentences_it_changes():
     assert "50.000" not in left and "3 ngày làm việc" in left
 
 
+def test_a_stale_part_of_a_clause_takes_the_whole_clause_with_it():
+    from engines.conflicts.partial import without_spans
+
+    old = analyze("old", "2.1. Phí cấp lại thẻ là 50.000 đồng/lần; sau 30 ngày không nhận thẻ thì thẻ bị hủy.\n"
+                         "2.2. Thẻ được cấp trong vòng 3 ngày làm việc kể từ khi nộp đủ hồ sơ tại quầy lễ tân.",
+                  dt.date(2023, 1, 1), source="rules-2023")
+    new = analyze("new", "Phí cấp lại thẻ là 80.000 đồng/lần.", dt.date(2024, 6, 1), source="amend-2024")
+    part = resolve([old, new], detect_pairs([old, new], SAME_TOPIC, sim_threshold=0.5), partial=True)
+    ((_, spans),) = part.trimmed
+    left = without_spans(old.text, spans)
+    assert left.startswith("2.2. Thẻ được cấp")  # no "2.1." and no "sau 30 ngày ..." fragment left behind
+    assert "50.000" not in left and "sau 30 ngày" not in left
+
+
 def test_a_passage_with_nothing_left_is_set_aside_whole():
     old = analyze("old", "Phí cấp lại thẻ là 50.000 đồng/lần.", dt.date(2023, 1, 1), source="a")
     new = analyze("new", "Phí cấp lại thẻ là 80.000 đồng/lần.", dt.date(2024, 1, 1), source="b")

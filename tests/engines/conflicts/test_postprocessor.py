@@ -174,3 +174,25 @@ def test_the_superseded_passage_reaches_the_answer_without_its_stale_sentence():
     assert "Set aside the sentences of [api-v1] (2022-03-01)" in outcome.report["summary"]
     whole = ConflictPostprocessor().postprocess_with_report([old, new], None, "en")  # the default: whole passages
     assert [n.node.node_id for n in whole.nodes] == ["api-v2"]
+
+
+def test_values_mode_trims_a_changed_value_but_sets_an_abolished_rule_aside_whole():
+    old_api = node("api-v1", "The public API rate limit is 100 requests per minute. Keys are issued by the platform "
+                             "team within two working days of a request.", "2022-03-01", [1.0, 0.10, 0.0])
+    new_api = node("api-v2", "The public API rate limit is 500 requests per minute.", "2023-09-01", [1.0, 0.12, 0.0])
+    old_rw = node("rw-06", "Nhân viên làm việc tại văn phòng tối thiểu 3 ngày/tuần. Thứ Ba và thứ Năm là ngày "
+                           "bắt buộc có mặt tại văn phòng của mọi phòng ban.", "2023-06-01", [0.0, 1.0, 0.10])
+    new_rw = node("rw-11", "Quy định làm việc tại văn phòng 3 ngày/tuần không còn áp dụng; nhân viên được làm việc "
+                           "từ xa hoàn toàn.", "2023-11-15", [0.0, 1.0, 0.12])
+    values = ConflictPostprocessor(partial_supersession="values").postprocess_with_report(
+        [old_api, new_api, old_rw, new_rw], None, "vi")
+    texts = {n.node.node_id: n.node.get_content() for n in values.nodes}
+    assert "two working days" in texts["api-v1"] and "100 requests" not in texts["api-v1"]  # a value changed
+    assert "rw-06" not in texts  # abolished: its value-less sentence ("Thứ Ba và thứ Năm ...") goes with it
+    everywhere = ConflictPostprocessor(partial_supersession="all").postprocess_with_report(
+        [old_api, new_api, old_rw, new_rw], None, "vi")
+    assert "rw-06" in {n.node.node_id for n in everywhere.nodes}  # what 'values' guards against
+    declared = copy.deepcopy(new_api)
+    declared.node.metadata["supersedes"] = "api-v1"
+    replaced = ConflictPostprocessor(partial_supersession="values").postprocess_with_report([old_api, declared], None, "en")
+    assert [n.node.node_id for n in replaced.nodes] == ["api-v2"]  # a declared replacement replaces it whole
