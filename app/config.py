@@ -118,6 +118,8 @@ class Settings(_Sources):
                                       "of fact the question asks for (days, amount, date, code, who, where, yes/no).")
     clause_passage_weight: float = Field(0.0, ge=0, description="extract mode: bonus for clauses of better-ranked "
                                          "passages (all of it for the first passage, none for the last).")
+    clause_fallback_words: bool = Field(True, description="extract mode: after a condense fallback, match the "
+                                        "clauses' words against the follow-up alone.")
     max_quoted_clauses: int = Field(3, ge=1, le=10, description="extract mode: clauses quoted at most.")
     max_context_chars: int = Field(3500, ge=500, description="Context budget for the answer prompt; "
                                    "a 1.5B local model reads ~60 tokens/s on 2 cores, so context is latency.")

@@ -69,6 +69,10 @@ class ExtractConfig:
     passage_weight: float = 0.0
     #: Ranked clauses handed on beside the quote, for a later step to choose among.
     candidates: int = 6
+    #: When the condense step composed the query without the LLM (a fallback: "subject: follow-up"), the
+    #: clauses' words are matched against the follow-up alone: the subject's words would pick clauses
+    #: for the earlier question's ask. Meaning is still matched against the whole composed query.
+    fallback_words_from_message: bool = True
 
 
 class ClauseVectorCache:
@@ -198,14 +202,14 @@ def slot_scores(query: str, clauses: Sequence[Clause], weight: float) -> list[fl
 
 def rank_clauses(query: str, passages: Sequence[str], titles: Sequence[str],
                  similarity: Callable[[str, list[str]], Sequence[float]],
-                 config: ExtractConfig = ExtractConfig()) -> tuple[list[Clause], list[float]]:
+                 config: ExtractConfig = ExtractConfig(), words: str | None = None) -> tuple[list[Clause], list[float]]:
     """Every clause of ``passages`` with its score: meaning (one batched ``similarity`` call),
-    words (BM25 over the clauses) and the asked-for kind of fact."""
+    words (BM25 over the clauses, of ``words`` when given, else of ``query``) and the asked-for kind of fact."""
     clauses = split_clauses(passages)
     if not clauses:
         return [], []
     texts = [scoring_text(c, _title(titles, c)) for c in clauses]
-    scores = combined_scores(similarity(query, texts), lexical_scores(query, texts), config.lexical_weight)
+    scores = combined_scores(similarity(query, texts), lexical_scores(words or query, texts), config.lexical_weight)
     n = max(len(passages) - 1, 1)
     prior = [config.passage_weight * (1 - c.passage / n) for c in clauses]
     slots = slot_scores(query, clauses, config.slot_weight)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.prompts import PromptTemplate
 
+from engines.asks import carries
 from engines.text import FUNCTION_WORDS, content_words, detect_language, normalize
 
 CONDENSE_TEMPLATE = """\
@@ -211,7 +212,10 @@ def fallback_query(question: str, history: list[ChatMessage], previous: str | No
     không?"), or the subject put in front when there is no such word. Never the two questions glued
     together: clauses would then be chosen for the earlier question's ask. ``previous`` is the last
     question's standalone form when the session has it; the subject comes from the latest earlier
-    question that names one (:func:`_naming_question`)."""
+    question that names one (:func:`_naming_question`). A follow-up that names a product or form code
+    and points back with no word stands as it is: the code says what it is about."""
+    if carries(question, "code") and not _DEPENDENT_MARKERS.search(normalize(question)):
+        return normalize(question).strip()  # "... từ SP299 xuống SP199 ...": the code is the subject
     subject = subject_of(_naming_question(history, previous))
     if not subject:
         return question

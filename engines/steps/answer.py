@@ -100,7 +100,11 @@ class QuoteAnswer(BaseStep):
         nodes = state.nodes
         passages = [n.node.get_content(metadata_mode=MetadataMode.NONE) for n in nodes]
         titles = tuple(title_of(n) for n in nodes)
-        clauses, scores = rank_clauses(state.query or state.question, passages, titles, self._similarity, self.config)
+        query = state.query or state.question
+        condensed = state.output("condense")
+        composed = bool(getattr(getattr(condensed, "trace", None), "fallback_reason", None)) and query != state.question
+        words = state.question if composed and self.config.fallback_words_from_message else None
+        clauses, scores = rank_clauses(query, passages, titles, self._similarity, self.config, words=words)
         chosen = select_clauses(clauses, scores, self.config)
         ranked = sorted(zip(clauses, scores), key=lambda item: -item[1])[: self.config.candidates]
         doc_ids = tuple(str(n.node.metadata.get("doc_id", "")) for n in nodes)

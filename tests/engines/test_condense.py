@@ -148,6 +148,16 @@ def test_fallback_takes_the_subject_from_the_latest_question_that_names_one():
         "Thẻ tín dụng Vàng")
 
 
+def test_a_follow_up_that_names_a_code_is_its_own_subject():
+    history = msgs("Thẻ tín dụng Vàng có phí thường niên bao nhiêu?", "500.000 đồng.")
+    # the code says what it is about: no earlier subject glued in front
+    assert condense.fallback_query("Nếu đổi sang thẻ SKU-4471 thì mất bao lâu?", history) == (
+        "Nếu đổi sang thẻ SKU-4471 thì mất bao lâu?")
+    # a code beside a word that points back still takes the earlier subject
+    assert condense.fallback_query("Còn SKU-4471 thì sao?", history) != "Còn SKU-4471 thì sao?"
+    assert condense.fallback_query("Mất bao lâu?", history).startswith("Thẻ tín dụng Vàng")
+
+
 @pytest.mark.parametrize("question, subject", [
     ("Lãi suất vay mua nhà là bao nhiêu?", "Lãi suất vay mua nhà"),
     ("Điều kiện vay mua nhà là gì?", "Điều kiện vay mua nhà"),

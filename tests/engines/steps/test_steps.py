@@ -125,3 +125,29 @@ def test_the_conflict_focus_ranks_as_the_quote_does_and_leaves_it_nothing_to_emb
     quoted = QuoteAnswer(embed, clause_vectors=shared).run(TurnState(question=query, language="vi", nodes=nodes))
     assert embed.embedded == embedded  # every clause vector came from the cache the focus filled
     assert quoted.candidates[0][0].text == focus[0][1]  # same ranking
+
+
+def test_after_a_condense_fallback_the_quote_matches_the_follow_ups_own_words() -> None:
+    from engines.extractive import ExtractConfig
+    from engines.models.fakes import HashEmbedding
+    from engines.record import CondenseTrace
+    from engines.steps.answer import QuoteAnswer
+    from engines.steps.condense import Condensed
+
+    class Flat(HashEmbedding):  # every text means the same: the clauses' words decide
+        def _vector(self, text: str) -> list[float]:
+            return [1.0] + [0.0] * (self.dim - 1)
+
+    nodes = (_node("claims", "Hồ sơ bồi thường nộp trong vòng 60 ngày kể từ ngày khám xong. "
+                             "Giấy yêu cầu bồi thường dùng mẫu BT-01 có chữ ký.", 0.9),)
+    follow_up = "Dùng mẫu đơn nào?"
+    composed = "Hồ sơ bồi thường nộp trong bao lâu kể từ ngày khám: dùng mẫu đơn nào?"
+    state = TurnState(question=follow_up, language="vi", nodes=nodes).with_output(
+        "condense", Condensed(query=composed, trace=CondenseTrace(used_llm=True, fallback_reason="unchanged")))
+    quote = QuoteAnswer(Flat(), config=ExtractConfig(max_clauses=1))
+    assert "BT-01" in quote.run(state).text  # the follow-up asks for a form
+    glued = QuoteAnswer(Flat(), config=ExtractConfig(max_clauses=1, fallback_words_from_message=False))
+    assert "60 ngày" in glued.run(state).text  # the composed query's words chose the earlier question's clause
+    rewritten = TurnState(question=follow_up, language="vi", nodes=nodes).with_output(
+        "condense", Condensed(query=composed, trace=CondenseTrace(used_llm=True)))
+    assert "60 ngày" in quote.run(rewritten).text  # an LLM rewrite is matched as it is
