@@ -17,6 +17,7 @@ from engines.extractive import Clause, ClauseVectorCache, ExtractConfig, compose
 from engines.generation import build_messages
 from engines.refusal import refusal_message
 from engines.steps.base import BaseStep, Draft, StepOutput, TurnState
+from engines.steps.condense import Condensed
 from engines.text import dot
 
 NO_QUOTABLE_CLAUSE = "no_quotable_clause"
@@ -31,6 +32,13 @@ def quotes_of(chosen: Sequence[tuple[Clause, float]], doc_ids: Sequence[str]) ->
     """What the turn record shows of each quoted clause."""
     return tuple({"text": c.text, "doc_id": doc_ids[c.passage] if c.passage < len(doc_ids) else "",
                   "score": round(score, 4)} for c, score in chosen)
+
+
+def composed_by_fallback(state: TurnState) -> bool:
+    """Whether the turn's query was composed without the LLM (a condense fallback) from the question."""
+    condensed = state.output("condense")
+    return (isinstance(condensed, Condensed) and condensed.trace.fallback_reason is not None
+            and bool(state.query) and state.query != state.question)
 
 
 def clause_similarity(embed_model: Any, vectors: ClauseVectorCache) -> Callable[[str, list[str]], list[float]]:
@@ -101,9 +109,7 @@ class QuoteAnswer(BaseStep):
         passages = [n.node.get_content(metadata_mode=MetadataMode.NONE) for n in nodes]
         titles = tuple(title_of(n) for n in nodes)
         query = state.query or state.question
-        condensed = state.output("condense")
-        composed = bool(getattr(getattr(condensed, "trace", None), "fallback_reason", None)) and query != state.question
-        words = state.question if composed and self.config.fallback_words_from_message else None
+        words = state.question if self.config.fallback_words_from_message and composed_by_fallback(state) else None
         clauses, scores = rank_clauses(query, passages, titles, self._similarity, self.config, words=words)
         chosen = select_clauses(clauses, scores, self.config)
         ranked = sorted(zip(clauses, scores), key=lambda item: -item[1])[: self.config.candidates]
