@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -116,10 +116,8 @@ class Settings(_Sources):
                                          "beside its cosine when choosing what to quote.")
     clause_slot_weight: float = Field(0.0, ge=0, description="extract mode: bonus for a clause that carries the kind "
                                       "of fact the question asks for (days, amount, date, code, who, where, yes/no).")
-    clause_passage_weight: float = Field(0.0, ge=0, description="extract mode: bonus for clauses of better-ranked "
-                                         "passages (all of it for the first passage, none for the last).")
-    clause_fallback_words: bool = Field(True, description="extract mode: after a condense fallback, match the "
-                                        "clauses' words against the follow-up alone.")
+    clause_passage_weight: float = Field(0.0, ge=0, description="extract mode: bonus for clauses of better-ranked passages.")
+    clause_fallback_words: bool = Field(True, description="extract mode: after a condense fallback, quote by the follow-up's words.")
     max_quoted_clauses: int = Field(3, ge=1, le=10, description="extract mode: clauses quoted at most.")
     max_context_chars: int = Field(3500, ge=500, description="Context budget for the answer prompt; "
                                    "a 1.5B local model reads ~60 tokens/s on 2 cores, so context is latency.")
@@ -152,9 +150,7 @@ class Settings(_Sources):
     conflicts: bool = Field(True, description="Run the conflict check between retrieved passages.")
     conflict_similarity: float | None = Field(None, ge=-1, le=1, description="Same-topic gate; unset = calibrated.")
     resolve_conflicts: bool = True
-    conflict_partial: Literal["off", "values", "all"] = Field("off", description="Set aside only a superseded "
-        "passage's conflicting sentences: 'values' where the newer passage changed values (by date), 'all' "
-        "everywhere, 'off' the whole passage (true/false mean all/off).")
+    conflict_partial: Literal["off", "values", "all"] = Field("off", description="Trim a superseded passage: 'values' (changed values), 'all', 'off' (set aside whole).")  # noqa: E501
     conflict_llm_check: bool = False
     conflict_focus_clauses: int = Field(6, ge=0, description="Resolve only conflicts about the N best clauses; 0 = all.")
 
@@ -188,17 +184,11 @@ class Settings(_Sources):
         """TURNRAG_LOG_DIR= (empty) disables the log; it must not mean the current folder."""
         return None if isinstance(value, str) and not value.strip() else value
 
-    @field_validator("answer_check", mode="before")
+    @field_validator("answer_check", "conflict_partial", mode="before")
     @classmethod
-    def _check_from_bool(cls, value: Any) -> Any:
-        text = str(value).strip().lower()
-        return {"true": "yesno", "1": "yesno", "yes": "yesno", "false": "off", "0": "off", "no": "off"}.get(text, value)
-
-    @field_validator("conflict_partial", mode="before")
-    @classmethod
-    def _partial_from_bool(cls, value: Any) -> Any:
-        text = str(value).strip().lower()
-        return {"true": "all", "1": "all", "yes": "all", "false": "off", "0": "off", "no": "off"}.get(text, value)
+    def _mode_from_bool(cls, value: Any, info: ValidationInfo) -> Any:
+        on = {"answer_check": "yesno", "conflict_partial": "all"}[info.field_name]
+        return {"true": on, "1": on, "yes": on, "false": "off", "0": "off", "no": "off"}.get(str(value).strip().lower(), value)
 
     @field_validator("transforms", "steps", mode="before")
     @classmethod
