@@ -304,20 +304,24 @@ def _cluster(members: list[str], by_id: dict[str, Passage], pairs: tuple[Conflic
 PARTIAL_MODES = ("off", "values", "all")
 
 
-def _may_trim(cluster: Cluster, member: str, partial: bool | str) -> bool:
+def partial_mode(partial: bool | str) -> str:
+    """One of :data:`PARTIAL_MODES` (``True`` means "all", ``False`` "off")."""
+    mode = ("all" if partial else "off") if isinstance(partial, bool) else partial
+    if mode not in PARTIAL_MODES:
+        raise ValueError(f"partial must be one of {PARTIAL_MODES}, got {partial!r}")
+    return mode
+
+
+def _may_trim(cluster: Cluster, member: str, mode: str) -> bool:
     """Whether ``member``, which lost ``cluster``, may be trimmed instead of set aside whole. ``"values"``:
     only when the newer passage changed values of it (every pair it is in is numeric) and inferred
     by date: an abolition, or a document that declares it replaces this one, replaces the whole
     rule, including sentences that carry no value a sentence check could catch."""
-    mode = {True: "all", False: "off"}.get(partial, partial) if isinstance(partial, bool) else partial
-    if mode not in PARTIAL_MODES:
-        raise ValueError(f"partial must be one of {PARTIAL_MODES}, got {partial!r}")
     if mode == "all":
         return True
     if mode == "off" or cluster.basis != "date":
         return False
-    kinds = {p.kind for p in cluster.pairs if member in (p.a, p.b)}
-    return kinds == {"numeric"}
+    return {p.kind for p in cluster.pairs if member in (p.a, p.b)} == {"numeric"}
 
 
 def resolve(
@@ -335,6 +339,7 @@ def resolve(
     clusters are still reported, including the would-be winner, but nothing is
     dropped.
     """
+    mode = partial_mode(partial)
     ids = [p.id for p in passages]
     _check_unique(ids)
     by_id = {p.id: p for p in passages}
@@ -362,7 +367,7 @@ def resolve(
                 for m in c.ids:
                     if by_id[m].source_key == winner_source:
                         continue
-                    spans = stale_spans(by_id[m], winners, detect_pairs) if _may_trim(c, m, partial) else None
+                    spans = stale_spans(by_id[m], winners, detect_pairs) if _may_trim(c, m, mode) else None
                     if spans:
                         trimmed[m] = spans
                     else:
