@@ -191,6 +191,10 @@ class Repl:
             self._line(f"  {cand.fused_score:.4f} {cand.node_id} ({raw})", style="cyan")
         for quote in record.quoted:
             self._line(f"  quoted {quote['score']:.3f} [{quote['doc_id']}] {quote['text'][:80]}", style="cyan")
+        if record.answerability.get("score") is not None:
+            graded = record.answerability
+            parts = ", ".join(f"{k}={graded[k]:.2f}" for k in ("p_yes", "percentile") if graded.get(k) is not None)
+            self._line(f"answerability {graded['score']:.2f} ({parts})", style="cyan")
         timings = ", ".join(f"{k}={v:.0f}ms" for k, v in record.timings_ms.items())
         reason = f" ({record.refusal_reason})" if record.refused else ""
         self._line(f"answer_mode={record.answer_mode} llm_calls={record.llm_calls} refused={record.refused}{reason} "

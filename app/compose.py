@@ -50,7 +50,7 @@ from engines.session import Choices, Session
 from engines.steps.answer import GenerateAnswer, QuestionFocus, QuoteAnswer
 from engines.steps.assemble import AssembleStep
 from engines.steps.base import Step
-from engines.steps.check import SelectCheck, YesNoCheck
+from engines.steps.check import GradedCheck, SelectCheck, YesNoCheck
 from engines.steps.condense import CondenseStep
 from engines.steps.gate import GateStep
 from engines.steps.retrieve import RetrieveStep
@@ -227,6 +227,13 @@ def _answer(parts: Parts) -> Step:
 
 def _check(parts: Parts) -> Step | None:
     s = parts.settings
+    if s.answer_check == "graded":
+        calibration = GateCalibration.from_dict(parts.index.manifest.gate) if parts.index.manifest else None
+        ranker = None if s.effective_answer_mode == "extract" else QuestionFocus(
+            parts.models.embed_model, k=s.max_quoted_clauses, config=_extract_config(s),
+            clause_vectors=parts.clause_vectors)
+        return GradedCheck(parts.models.llm, min_score=s.answer_check_min_score, ranker=ranker,
+                           pseudo_scores=calibration.pseudo_scores if calibration else ())
     if s.effective_answer_mode != "extract" or s.answer_check == "off":
         return None
     return SelectCheck(parts.models.llm) if s.answer_check == "select" else YesNoCheck(parts.models.llm)

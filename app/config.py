@@ -68,8 +68,7 @@ class Settings(_Sources):
     llm_timeout_s: float = Field(120.0, gt=0)
     condense_llm: LLMKind | None = Field(None, description="A separate (cheaper) LLM for condensing; unset = same as llm.")
     condense_llm_model: str | None = None
-    llm_parallel: int = Field(1, ge=1, le=16, description="Requests the packaged local model's llama.cpp server "
-                              "serves at once (its slots); more queue inside the server.")
+    llm_parallel: int = Field(1, ge=1, le=16, description="Requests the packaged model's server serves at once.")
     llamaindex_globals: bool = Field(False, description="Also set LlamaIndex's global Settings.llm / embed_model "
                                      "(for LlamaIndex components you add yourself); ours never read them.")
     model_cache_dir: Path = Field(Path.home() / ".cache" / "turnrag" / "models")
@@ -108,10 +107,11 @@ class Settings(_Sources):
         None, description="generate: the LLM writes the answer; extract: quote the best-matching clauses (no answer "
         "LLM call). Unset = extract with the packaged local model (measured: it paraphrases wrongly, see README), "
         "generate with openai/openai-like.")
-    answer_check: Literal["yesno", "select", "off"] = Field("off", description="extract mode: after quoting, the LLM "
-        "judges. yesno: do the quoted clauses answer? (refuse on NO); select: which numbered clause answers? (0 = "
-        "refuse); off (default: on held-out dev both refused more answerable turns than they caught, "
-        "docs/answers.md). true/false mean yesno/off.")
+    answer_check: Literal["graded", "yesno", "select", "off"] = Field("off", description="After the answer step, "
+        "the LLM judges. graded (both modes): refuse when the answerability (LLM's P(YES) with the corpus percentile "
+        "of the best cosine) is under answer_check_min_score; extract mode only: yesno (refuse on NO), select (which "
+        "numbered clause answers, 0 = refuse). docs/answers.md. true/false mean yesno/off.")
+    answer_check_min_score: float = Field(0.28, ge=0, le=1, description="graded: needed to answer (dev, packaged model).")
     clause_lexical_weight: float = Field(0.03, ge=0, description="extract mode: weight of a clause's BM25 score "
                                          "beside its cosine when choosing what to quote.")
     clause_slot_weight: float = Field(0.0, ge=0, description="extract mode: bonus for a clause that carries the kind "

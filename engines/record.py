@@ -67,6 +67,7 @@ class TurnRecord:
     filters: dict[str, Any] = field(default_factory=dict)
     answer_mode: str = "generate"  # "extract": the answer quotes clauses, no answer LLM call
     quoted: list[dict[str, Any]] = field(default_factory=list)  # extract: clause, doc_id, score
+    answerability: dict[str, Any] = field(default_factory=dict)  # the graded check: score, p_yes, percentile
 
     @property
     def retrieved_doc_ids(self) -> list[str]:

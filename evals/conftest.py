@@ -32,9 +32,13 @@ def eval_settings(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def eval_models(eval_settings):
-    """One embedding model and one local LLM for every replay of the session."""
-    return build_models(eval_settings)
+def eval_models(eval_settings, tmp_path_factory):
+    """One embedding model and one local LLM for every replay of the session; condense replies are
+    cached for the session (greedy decoding: a cached reply is what the model says), so a second
+    configuration over the same rows pays only for what differs."""
+    models = build_models(eval_settings)
+    cache = tmp_path_factory.mktemp("condense") / "replies.jsonl"
+    return replace(models, condense_llm=CachedLLM(models.condense_llm, cache))
 
 
 @pytest.fixture(scope="session")
@@ -50,7 +54,7 @@ def supersession_answers(tmp_path_factory, eval_settings, eval_models):
     root = tmp_path_factory.mktemp("heldout")
     settings = eval_settings.model_copy(update={"index_dir": root / "index"})
     ingest_path(settings, HELDOUT / "corpus", embed_model=eval_models.embed_model)
-    models = replace(eval_models, condense_llm=CachedLLM(eval_models.condense_llm, root / "condense.jsonl"))
+    models = eval_models
     index = open_index(settings)
     rows = [r for r in load_rows(HELDOUT / "test" / "conversations.jsonl") if r.stale_value]
     out = []
@@ -77,6 +81,18 @@ def results(eval_pipeline):
     return out
 
 
+@pytest.fixture(scope="session")
+def graded_results(eval_settings, eval_models, eval_pipeline, results):
+    """The bundled test split again with the graded check on (``answer_check=graded``), after ``results``
+    so every condense reply is cached: the run costs the check's one-token calls."""
+    settings = eval_settings.model_copy(update={"answer_check": "graded"})
+    pipeline = build_pipeline(settings, eval_models, eval_pipeline.index)
+    result = run_evaluation(pipeline, load_rows(BANK / "test" / "conversations.jsonl"), configs=["condense"], k=5,
+                            retrieval_only=False)
+    MEASURED["graded"] = result
+    return result
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
     if not MEASURED:
         return
@@ -91,6 +107,9 @@ def pytest_terminal_summary(terminalreporter) -> None:
                          f"false {s['refusal']['false_refusal_rate']:.2f}, must_contain turn2+ "
                          f"{answers['must_contain_hits']}/{answers['n_must_contain']}")
         lines.append(f"{config:9} " + " | ".join(cells))
+    if "graded" in MEASURED:
+        refusal = MEASURED["graded"].summary["condense"]["refusal"]
+        lines.append(f"graded check, test: refusal {refusal['refusal_rate']:.2f} / false {refusal['false_refusal_rate']:.2f}")
     terminalreporter.write_sep("-", "bundled eval set, floors on test (dev beside)")
     for line in lines:
         terminalreporter.write_line(line)

@@ -7,7 +7,8 @@ Each floor sits just below the value measured on test with the product defaults 
 check (no answer LLM call): `python -m evals.replay data/eval/bank/test/conversations.jsonl --corpus
 data/sample --configs lastturn,condense` with `TURNRAG_ANSWER_CHECK=off`. Every floor is also shown
 to fail with its feature switched off: rewriting off (lastturn) for the rewrite and answer floors,
-the refusal gate off for the refusal floor.
+the refusal gate off for the refusal floor, the check off for the graded check's floor (the same
+rows replayed with ``answer_check=graded``; condense replies cached, so it costs the check's calls).
 
 Note: the whole bundled set chose thresholds and weights before it was split (2026-12-01), so the
 test split's numbers are not independent of tuning; the held-out set (data/eval/heldout) is.
@@ -30,6 +31,11 @@ FLOORS = {
     # 14/24), lastturn 13/20 = 0.65 (dev 13/24); before it, 14/20 and 12/20 under a floor of 0.65. One row
     # of slack, fails with rewriting off
     "turn2+ must_contain (quoted answers)": 0.70,
+    # measured 2026-12-02 with answer_check=graded (threshold 0.28, chosen on the dev splits): 6/7 = 0.86
+    # unanswerable refused, 5/37 = 0.14 answerable refused, 19/25 answers (off: 2/7, 3/37, 20/25). One row
+    # of slack each; the refusal floor fails with the check off (the gate's 2/7)
+    "unanswerable refusal (graded check)": 0.71,
+    "false refusal ceiling (graded check)": 0.17,
 }
 
 
@@ -78,3 +84,15 @@ def test_answer_floor_catches_rewriting_switched_off(test_split):
 def test_no_condense_call_on_first_turns(test_split):
     cost = test_split.summary["condense"]["cost"]
     assert cost["llm_calls_by_turn"]["turn1"] == 0
+
+
+def test_graded_check_refuses_unanswerable_turns_beside_false_refusal(graded_results):
+    refusal = graded_results.summary["condense"]["refusal"]
+    assert refusal["refusal_rate"] >= FLOORS["unanswerable refusal (graded check)"], refusal
+    assert refusal["false_refusal_rate"] <= FLOORS["false refusal ceiling (graded check)"], refusal
+
+
+def test_graded_refusal_floor_catches_the_check_switched_off(test_split):
+    """The same rows without the check (the default run): only the gate refuses, below the floor."""
+    refusal = test_split.summary["condense"]["refusal"]
+    assert refusal["refusal_rate"] < FLOORS["unanswerable refusal (graded check)"], refusal

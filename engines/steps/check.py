@@ -1,28 +1,33 @@
-"""Step 7, check: the small model judges, it does not write: do the quoted clauses answer?
+"""Step 7, check: the small model judges, it does not write: do the clauses the answer stands on answer?
 
-One short call (``max_tokens=4``); only an explicit NO (or KHÔNG) refuses, anything else keeps the
-quote, never a silent refusal. Measured on the bundled eval set (77 rows past the refusal gate,
-packaged 1.5B model): the Vietnamese wording says NO to 8 of 10 unanswerable questions and to 6 of 67
-answerable ones; the same question asked in English caught 5 of 10 (2 of 67 false). On the
-held-out dev split (other organisations, other domains) it caught 4 of 11 unanswerable turns and
-refused 16 of 73 answerable ones, and the selector 9 of 11 for 41 of 73: both are opt-in
-(``TURNRAG_ANSWER_CHECK``), the default quotes without a check.
+* ``graded`` (both answer modes): one call of one token; the model's P(YES), read from the server's
+  log-probabilities, is averaged with where the turn's best cosine falls among the corpus's own
+  sentences (``engines.answerability``), and a score under the threshold refuses. Chosen on the dev
+  splits; measured in docs/answers.md ("A graded check").
+* ``yesno`` (extract mode): only an explicit NO (or KHÔNG) refuses. On held-out dev it caught 4 of 11
+  unanswerable turns and refused 16 of 73 answerable ones.
+* ``select`` (extract mode): the model names the numbered clause that answers, or 0; 9 of 11 for 41 of 73.
+
+All are opt-in (``TURNRAG_ANSWER_CHECK``); the default quotes without a check.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.llms import LLM
+from llama_index.core.schema import NodeWithScore
 
+from engines.answerability import answerability, corpus_percentile, reply_yes_probability, yes_probability
 from engines.extractive import Clause, compose_answer
 from engines.refusal import refusal_message
-from engines.steps.answer import Quoted, quotes_of
+from engines.steps.answer import Prompted, Quoted, quotes_of, title_of
 from engines.steps.base import BaseStep, Draft, StepOutput, TurnState
+from engines.steps.gate import Gated
 
 CHECK_NOT_ANSWERED = "check_not_answered"
 CHECK_SYSTEM = ("Bạn kiểm tra xem các trích đoạn tài liệu có trả lời câu hỏi hay không. Chỉ trả lời một từ: "
@@ -39,6 +44,10 @@ def check_prompt(question: str, chosen: Sequence[tuple[Clause, float]], titles: 
 
     excerpts = "\n".join(cited(clause) for clause, _ in chosen)
     return CHECK_SYSTEM, CHECK_USER.format(excerpts=excerpts, question=question)
+
+
+def _check_messages(system: str, user: str) -> list[ChatMessage]:
+    return [ChatMessage(role=MessageRole.SYSTEM, content=system), ChatMessage(role=MessageRole.USER, content=user)]
 
 
 def check_says_no(reply: str) -> bool:
@@ -75,8 +84,7 @@ class YesNoCheck(BaseStep):
             raise TypeError("the yes/no check needs a quoted answer (answer_mode 'extract') before it")
         # the standalone question (a condense fallback composes one too): "cái đó" alone means nothing here
         system, user = check_prompt(state.query or state.question, quoted.chosen, quoted.titles)
-        reply = self.llm.chat([ChatMessage(role=MessageRole.SYSTEM, content=system),
-                               ChatMessage(role=MessageRole.USER, content=user)], max_tokens=4)
+        reply = self.llm.chat(_check_messages(system, user), max_tokens=4)
         text = reply.message.content or ""
         return Checked(llm_calls=1, answered=not check_says_no(text), reply=text)
 
@@ -155,11 +163,86 @@ class SelectCheck(BaseStep):
             raise TypeError("the clause selector needs a quoted answer (answer_mode 'extract') before it")
         candidates = quoted.candidates[: self.candidates]
         system, user = select_prompt(state.query or state.question, candidates, quoted.titles)
-        reply = self.llm.chat([ChatMessage(role=MessageRole.SYSTEM, content=system),
-                               ChatMessage(role=MessageRole.USER, content=user)], max_tokens=6)
+        reply = self.llm.chat(_check_messages(system, user), max_tokens=6)
         text = reply.message.content or ""
         picks = parse_choice(text, len(candidates), self.most)
         if picks == []:
             return Selected(llm_calls=1, answered=False, reply=text)
         chosen = tuple(candidates[i] for i in picks or ())
         return Selected(llm_calls=1, chosen=chosen, reply=text, quoted=quotes_of(chosen, quoted.doc_ids))
+
+
+# --------------------------------------------------------------------------- a graded check, both answer modes
+
+GRADED_SYSTEM = ("Bạn kiểm tra xem các trích đoạn tài liệu có chứa thông tin trả lời đúng câu hỏi hay không. "
+                 "Nếu câu hỏi hỏi về một đối tượng, trường hợp hay chi tiết mà trích đoạn không nhắc tới, trả lời NO. "
+                 "Chỉ trả lời một từ: YES hoặc NO.")
+#: Alternatives of the first token read from the server (OpenAI's maximum).
+TOP_LOGPROBS = 20
+#: (node id, clause text) of the clauses closest to a query: ``engines.steps.answer.QuestionFocus``.
+ClauseRanker = Callable[[str, Sequence[NodeWithScore]], list[tuple[str, str]]]
+
+
+@dataclass(frozen=True)
+class Graded(StepOutput):
+    answered: bool = True
+    score: float | None = None  # the answerability; None: nothing to judge by, the answer stands
+    p_yes: float | None = None
+    percentile: float | None = None
+    reply: str = ""
+
+    def apply(self, state: TurnState) -> TurnState:
+        if self.answered:
+            return state
+        return replace(state, draft=Draft(text=refusal_message(state.language), refusal_reason=CHECK_NOT_ANSWERED))
+
+    def record_fields(self) -> dict[str, Any]:
+        return {"answerability": {"score": self.score, "p_yes": self.p_yes, "percentile": self.percentile,
+                                  "reply": self.reply}}
+
+
+class GradedCheck(BaseStep):
+    """Refuse when the answerability (``engines.answerability``) of the clauses the answer stands on is
+    under ``min_score``. One call of one output token; in ``generate`` mode it runs before anything is
+    written, on the clauses ``ranker`` finds closest to the query (what a quote would have shown)."""
+
+    name: ClassVar[str] = "check"
+
+    def __init__(self, llm: LLM, *, min_score: float, pseudo_scores: Sequence[float] = (),
+                 ranker: ClauseRanker | None = None) -> None:
+        self.llm = llm
+        self.min_score = min_score
+        self.pseudo_scores = tuple(sorted(pseudo_scores))
+        self.ranker = ranker
+
+    def applies(self, state: TurnState) -> bool:
+        if state.draft is None or state.draft.refused:
+            return False
+        answer = state.output("answer")
+        return isinstance(answer, Quoted) or (isinstance(answer, Prompted) and self.ranker is not None)
+
+    def _prompt(self, state: TurnState, query: str) -> str:
+        """The yes/no check's user message over the quoted clauses, or over the closest ones in generate mode."""
+        answer = state.output("answer")
+        if isinstance(answer, Quoted):
+            return check_prompt(query, answer.chosen, answer.titles)[1]
+        titles = {n.node.node_id: title_of(n) for n in state.nodes}
+        focus = self.ranker(query, state.nodes) if self.ranker else []
+        excerpts = "\n".join(f"- {text} ({titles.get(node_id, '')})" for node_id, text in focus)
+        return CHECK_USER.format(excerpts=excerpts, question=query)
+
+    def run(self, state: TurnState) -> Graded:
+        query = state.query or state.question
+        reply = self.llm.chat(_check_messages(GRADED_SYSTEM, self._prompt(state, query)), max_tokens=1,
+                              logprobs=True, top_logprobs=TOP_LOGPROBS)
+        text = reply.message.content or ""
+        first = (reply.logprobs or [[]])[0]
+        p_yes = yes_probability((lp.token, lp.logprob) for lp in first)
+        if p_yes is None:
+            p_yes = reply_yes_probability(text)
+        gated = state.output("gate")
+        cosine = gated.max_raw_scores.get("vector") if isinstance(gated, Gated) else None
+        percentile = corpus_percentile(cosine, self.pseudo_scores) if cosine is not None else None
+        score = answerability(p_yes, percentile)
+        return Graded(llm_calls=1, answered=score is None or score >= self.min_score, score=score, p_yes=p_yes,
+                      percentile=percentile, reply=text)

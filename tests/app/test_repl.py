@@ -141,3 +141,14 @@ def test_quoted_answers_and_their_debug_lines(tmp_path, corpus, monkeypatch):
     assert "Theo tài liệu:\n- Nhân viên thử việc không được hưởng phép năm trong thời gian thử việc." in out
     assert "quoted " in out and "[leave-probation]" in out
     assert "answer_mode=extract llm_calls=1 refused=False" in out  # the yes/no check is the only call
+
+
+def test_debug_shows_the_graded_check_and_its_refusal(tmp_path, corpus, monkeypatch):
+    monkeypatch.setenv("TURNRAG_ANSWER_MODE", "extract")
+    monkeypatch.setenv("TURNRAG_ANSWER_CHECK", "graded")
+    monkeypatch.setenv("TURNRAG_ANSWER_CHECK_MIN_SCORE", "0.51")  # a certain NO scores at most (0 + 1) / 2
+    code, out, _ = transcript(tmp_path, corpus, ["/debug", "Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?"],
+                              hook=scripted("NO"))
+    assert code == 0 and "Xin lỗi, tôi không tìm thấy thông tin này trong tài liệu." in out
+    assert "answerability 0." in out and "p_yes=0.00, percentile=" in out
+    assert "refused=True (check_not_answered)" in out

@@ -221,3 +221,19 @@ def test_check_after_a_condense_fallback_asks_the_composed_standalone_question(m
     assert record.query == "Nhân viên thử việc được nghỉ phép năm có được cộng dồn không?"
     check = llm.prompts[-1]
     assert f"Câu hỏi: {record.query}" in check and "bao nhiêu ngày" not in check.split("Câu hỏi:")[1]
+
+
+def test_generate_mode_graded_check_refuses_before_writing_and_lets_a_yes_write(make_pipeline):
+    engine, llm = engine_with(make_pipeline, "NO", answer_mode="generate", answer_check="graded",
+                              answer_check_min_score=0.51)  # a certain NO scores at most (0 + 1) / 2
+    response = engine.chat("Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?")
+    record = engine.last_record
+    assert record.refused and record.refusal_reason == "check_not_answered" and response.response == REFUSALS["vi"]
+    assert llm.calls == 1 and record.llm_calls == 1  # the check only: nothing was written
+    assert record.answerability["p_yes"] == 0.0 and 0 <= record.answerability["percentile"] <= 1
+    assert "Trích đoạn có nêu câu trả lời không?" in llm.prompts[0]
+    engine, llm = engine_with(make_pipeline, "YES", "Không có phép năm trong thời gian thử việc.",
+                              answer_mode="generate", answer_check="graded", answer_check_min_score=0.5)
+    response = engine.chat("Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?")
+    assert response.response == "Không có phép năm trong thời gian thử việc." and llm.calls == 2
+    assert engine.last_record.answerability["score"] >= 0.5 and not engine.last_record.refused

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 from llama_index.core.schema import NodeWithScore, TextNode
@@ -151,3 +152,86 @@ def test_after_a_condense_fallback_the_quote_matches_the_follow_ups_own_words() 
     rewritten = TurnState(question=follow_up, language="vi", nodes=nodes).with_output(
         "condense", Condensed(query=composed, trace=CondenseTrace(used_llm=True)))
     assert "60 ngày" in quote.run(rewritten).text  # an LLM rewrite is matched as it is
+
+
+class _LogprobLLM(ScriptedLLM):
+    """Like an OpenAI-compatible server asked for ``logprobs``: the first token's alternatives come back."""
+
+    p_yes: float = 0.5
+    kwargs: list[dict] = []
+
+    def __init__(self, p_yes: float, **kwargs) -> None:
+        super().__init__(p_yes=p_yes, kwargs=[], **kwargs)
+
+    def chat(self, messages, **kwargs):
+        from llama_index.core.base.llms.types import ChatMessage, ChatResponse, LogProb
+
+        self.kwargs.append(kwargs)
+        self.prompts.append("\n".join(m.content or "" for m in messages))
+        top = [LogProb(token="YES", logprob=math.log(self.p_yes)), LogProb(token="NO", logprob=math.log(1 - self.p_yes))]
+        reply = "YES" if self.p_yes >= 0.5 else "NO"
+        return ChatResponse(message=ChatMessage(role="assistant", content=reply), logprobs=[top])
+
+
+def _graded_state(cosine: float, answer) -> TurnState:
+    from engines.steps.gate import Gated
+
+    state = TurnState(question="Phí khiếu nại?", language="vi", query="Gửi khiếu nại có mất phí không?",
+                      nodes=(_node("fees", "Lệ phí cấp lại thẻ là 50.000 đồng. Khiếu nại gửi qua cổng trực tuyến.",
+                                   cosine),))
+    return state.with_output("gate", Gated(relevant=True, max_raw_scores={"vector": cosine})).with_output("answer", answer)
+
+
+def test_graded_check_refuses_when_the_model_doubts_and_the_cosine_is_low_for_this_corpus() -> None:
+    from engines.extractive import Clause
+    from engines.steps.check import GradedCheck
+
+    clause = Clause("Lệ phí cấp lại thẻ là 50.000 đồng.", 0, 0)
+    quoted = Quoted(text="Theo tài liệu:\n- Lệ phí cấp lại thẻ là 50.000 đồng. (fees)", chosen=((clause, 0.8),),
+                    titles=("fees",), doc_ids=("fees",))
+    pseudo = [0.80, 0.84, 0.88, 0.92]
+    llm = _LogprobLLM(0.2)
+    check = GradedCheck(llm, min_score=0.31, pseudo_scores=pseudo)
+    low = _graded_state(0.83, quoted)
+    out = check.run(low)
+    assert out.p_yes == pytest.approx(0.2) and out.percentile == 0.25 and out.score == pytest.approx(0.225)
+    assert low.with_output("check", out).draft.refusal_reason == "check_not_answered"
+    assert llm.kwargs[0]["logprobs"] is True and "Lệ phí cấp lại thẻ" in llm.prompts[0]
+    assert "Gửi khiếu nại có mất phí không?" in llm.prompts[0]  # the standalone query is what is judged
+    high = _graded_state(0.95, quoted)  # the same doubt, a cosine above every sentence of the corpus: answered
+    assert GradedCheck(_LogprobLLM(0.2), min_score=0.31, pseudo_scores=pseudo).run(high).answered
+    assert out.record_fields()["answerability"]["score"] == pytest.approx(0.225)
+
+
+def test_graded_check_reads_a_plain_reply_when_the_server_gives_no_log_probabilities() -> None:
+    from engines.steps.check import GradedCheck
+
+    quoted = Quoted(text="Theo tài liệu: ...")
+    state = _graded_state(0.85, quoted)
+    said_no = GradedCheck(ScriptedLLM(["NO"]), min_score=0.31, pseudo_scores=[0.8, 0.9]).run(state)
+    assert said_no.p_yes == 0.0 and said_no.percentile == 0.5 and not said_no.answered  # mean 0.25
+    said_yes = GradedCheck(ScriptedLLM(["YES"]), min_score=0.31, pseudo_scores=[0.8, 0.9]).run(state)
+    assert said_yes.p_yes == 1.0 and said_yes.answered
+    unclear = GradedCheck(ScriptedLLM(["Hmm"]), min_score=0.31).run(state)  # nothing to judge by: the answer stands
+    assert unclear.score is None and unclear.answered
+
+
+def test_graded_check_in_generate_mode_judges_the_closest_clauses_before_anything_is_written() -> None:
+    from engines.steps.check import GradedCheck
+
+    asked: list[str] = []
+
+    def ranker(query, nodes):
+        asked.append(query)
+        return [(nodes[0].node.node_id, "Khiếu nại gửi qua cổng trực tuyến.")]
+
+    prompted = _graded_state(0.83, GenerateAnswer(max_context_chars=1000).run(
+        TurnState(question="Phí khiếu nại?", language="vi", nodes=(_node("fees", "x", 0.83),))))
+    llm = _LogprobLLM(0.1)
+    without_ranker = GradedCheck(llm, min_score=0.31)
+    assert not without_ranker.applies(prompted)  # generate mode needs clauses to show
+    check = GradedCheck(llm, min_score=0.31, pseudo_scores=[0.8, 0.84, 0.88, 0.92], ranker=ranker)
+    assert check.applies(prompted)
+    after = prompted.with_output("check", check.run(prompted))
+    assert after.draft.refused and not after.draft.needs_llm  # the refusal replaces the prompt: no answer call
+    assert asked == ["Gửi khiếu nại có mất phí không?"] and "- Khiếu nại gửi qua cổng trực tuyến. (fees)" in llm.prompts[0]
