@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from llama_index.core.bridge.pydantic import PrivateAttr
-from llama_index.llms.openai_like import OpenAILike
 
 from engines.errors import ModelUnavailable
 from engines.models.gguf import DEFAULT_CACHE_DIR, MODEL_NAME, assemble_gguf
+from engines.models.openai_clients import OpenAILikeClient
 
 logger = logging.getLogger(__name__)
 
@@ -126,8 +126,8 @@ class LocalLlamaServer:
         return server, address
 
 
-class LocalOpenAILike(OpenAILike):
-    """``OpenAILike`` whose server is the packaged model, started on the first request."""
+class LocalOpenAILike(OpenAILikeClient):
+    """``OpenAILike`` (a call's ``max_tokens`` honoured) whose server is the packaged model, started on the first request."""
 
     _server: LocalLlamaServer = PrivateAttr()
 

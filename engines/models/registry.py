@@ -215,18 +215,18 @@ def _openai(options: LLMOptions) -> Any:
     key = options.api_key or os.environ.get("OPENAI_API_KEY")
     if not key:
         raise ConfigError(f"setting '{options.setting}=openai' needs an API key: set OPENAI_API_KEY or TURNRAG_LLM_API_KEY.")
-    from llama_index.llms.openai import OpenAI
+    from engines.models.openai_clients import OpenAIClient
 
-    return OpenAI(model=options.model or DEFAULT_OPENAI_MODEL, api_key=key, api_base=options.api_base,
+    return OpenAIClient(model=options.model or DEFAULT_OPENAI_MODEL, api_key=key, api_base=options.api_base,
                   max_tokens=options.max_tokens, timeout=options.timeout_s, temperature=0.0, max_retries=1)
 
 
 def _openai_like(options: LLMOptions) -> Any:
     if not options.api_base:
         raise ConfigError(f"setting '{options.setting}=openai-like' needs TURNRAG_LLM_API_BASE, e.g. http://127.0.0.1:8080/v1.")
-    from llama_index.llms.openai_like import OpenAILike
+    from engines.models.openai_clients import OpenAILikeClient
 
-    return OpenAILike(model=options.model or "local-model", api_base=options.api_base,
+    return OpenAILikeClient(model=options.model or "local-model", api_base=options.api_base,
                       api_key=options.api_key or "not-needed", context_window=options.context_window,
                       max_tokens=options.max_tokens, is_chat_model=True, timeout=options.timeout_s,
                       temperature=0.0, max_retries=1)

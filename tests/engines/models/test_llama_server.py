@@ -59,6 +59,14 @@ def _user(text: str) -> list[ChatMessage]:
 
 
 @pytest.mark.e2e
+def test_a_calls_max_tokens_caps_the_reply_and_logprobs_come_back(real_llm: LocalOpenAILike) -> None:
+    """The client's max_tokens (48 here) must not override a call's own: the graded check asks for one token."""
+    reply = real_llm.chat(_user("Write a long poem about the sea."), max_tokens=2, logprobs=True, top_logprobs=5)
+    assert reply.raw.usage.completion_tokens <= 2
+    assert reply.logprobs and len(reply.logprobs[0]) == 5  # the first token's alternatives, as OpenAI returns them
+
+
+@pytest.mark.e2e
 def test_real_model_completes_and_streams(real_llm: LocalOpenAILike) -> None:
     answer = real_llm.complete("What is the capital of France? Answer with one word.", max_tokens=8)
     assert "paris" in answer.text.lower()
