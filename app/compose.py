@@ -34,6 +34,7 @@ from engines.ingestion import (
 )
 from engines.io import redis_lock
 from engines.models import Models
+from engines.models.query_vectors import QueryVectorCache
 from engines.models.registry import (
     LLMOptions,
     build_embedding,
@@ -75,7 +76,7 @@ logger = logging.getLogger(__name__)
 
 def build_models(settings: Settings, *, llm: Any = None, condense_llm: Any = None, embed_model: Any = None) -> Models:
     """Models from settings; explicit objects (tests, notebooks) take precedence."""
-    embed_model = embed_model or build_embedding(settings.embedding)
+    embed_model = embed_model or QueryVectorCache(build_embedding(settings.embedding))
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
     options = LLMOptions(model=settings.llm_model, api_base=settings.llm_api_base, api_key=key,
                          context_window=settings.llm_context_window, max_tokens=settings.llm_max_tokens,

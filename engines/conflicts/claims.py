@@ -10,6 +10,7 @@ import datetime as dt
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from engines.conflicts.deadlines import DEADLINE_UNITS, parse_deadlines
 from engines.conflicts.negation import Cue, find_abolition_cues
@@ -100,9 +101,15 @@ class Facts:
 
 
 def facts(p: Passage, table_headers: bool = True) -> Facts:
-    """Built at most once per passage per :func:`detect_pairs` call (and only for passages in a
-    same-topic pair that both carry numbers). ``table_headers``: a table cell's claim holds its
-    column's header beside its row."""
+    """Built once per passage (only for passages in a same-topic pair that both carry numbers) and
+    kept, bounded: the same chunks come back turn after turn, and building them was most of the
+    conflict stage's time (``python -m evals.conflicts --overhead``). ``table_headers``: a table
+    cell's claim holds its column's header beside its row. Read-only: the sets are shared."""
+    return _facts(p, table_headers)
+
+
+@lru_cache(maxsize=4096)
+def _facts(p: Passage, table_headers: bool) -> Facts:
     text = unicodedata.normalize("NFC", p.text)
     title = unicodedata.normalize("NFC", p.title)
     title_markers = markers(title) if title else set()

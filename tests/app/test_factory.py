@@ -13,7 +13,8 @@ def test_fake_models(tmp_path, monkeypatch):
     monkeypatch.setattr(LlamaSettings, "_llm", None)
     monkeypatch.setattr(LlamaSettings, "_embed_model", None)
     models = build_models(load_settings(llm="fake", embedding="fake", index_dir=tmp_path))
-    assert isinstance(models.llm, ScriptedLLM) and isinstance(models.embed_model, HashEmbedding)
+    assert isinstance(models.llm, ScriptedLLM) and isinstance(models.embed_model.inner, HashEmbedding)
+    assert models.embed_model.class_name() == "QueryVectorCache"  # a turn's query is embedded once
     assert models.condense_llm is models.llm
     assert LlamaSettings._llm is None and LlamaSettings._embed_model is None  # global Settings left alone
 
