@@ -184,17 +184,12 @@ ClauseRanker = Callable[[str, Sequence[NodeWithScore]], list[tuple[str, str]]]
 
 
 @dataclass(frozen=True)
-class Graded(StepOutput):
-    answered: bool = True
+class Graded(Checked):
+    """A check's verdict (refuses like the yes/no check) with the numbers behind it."""
+
     score: float | None = None  # the answerability; None: nothing to judge by, the answer stands
     p_yes: float | None = None
     percentile: float | None = None
-    reply: str = ""
-
-    def apply(self, state: TurnState) -> TurnState:
-        if self.answered:
-            return state
-        return replace(state, draft=Draft(text=refusal_message(state.language), refusal_reason=CHECK_NOT_ANSWERED))
 
     def record_fields(self) -> dict[str, Any]:
         return {"answerability": {"score": self.score, "p_yes": self.p_yes, "percentile": self.percentile,
