@@ -37,23 +37,23 @@ class QueryVectorCache(BaseEmbedding):
     def inner(self) -> BaseEmbedding:
         return self._inner
 
-    def _get_query_embedding(self, query: str) -> Embedding:
+    def _known(self, query: str) -> Embedding | None:
         with self._lock:
             vector = self._vectors.get(query)
-        if vector is None:
-            vector = self._inner.get_query_embedding(query)
-            with self._lock:
-                self._vectors[query] = vector
+        return None if vector is None else list(vector)
+
+    def _keep(self, query: str, vector: Embedding) -> Embedding:
+        with self._lock:
+            self._vectors[query] = list(vector)
         return list(vector)
 
+    def _get_query_embedding(self, query: str) -> Embedding:
+        known = self._known(query)
+        return known if known is not None else self._keep(query, self._inner.get_query_embedding(query))
+
     async def _aget_query_embedding(self, query: str) -> Embedding:
-        with self._lock:
-            vector = self._vectors.get(query)
-        if vector is None:
-            vector = await self._inner.aget_query_embedding(query)
-            with self._lock:
-                self._vectors[query] = vector
-        return list(vector)
+        known = self._known(query)
+        return known if known is not None else self._keep(query, await self._inner.aget_query_embedding(query))
 
     def _get_text_embedding(self, text: str) -> Embedding:
         return self._inner.get_text_embedding(text)

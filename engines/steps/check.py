@@ -36,14 +36,19 @@ CHECK_USER = "Trích đoạn:\n{excerpts}\n\nCâu hỏi: {question}\nTrích đo�
 _EXPLICIT_NO = re.compile(r"(?iu)(no|không)(?!\w)")
 
 
+def check_user(question: str, cited: Sequence[tuple[str, str]]) -> str:
+    """The checks' user message over ``(clause text, document title)`` pairs."""
+    excerpts = "\n".join(f"- {text} ({title})" if title else f"- {text}" for text, title in cited)
+    return CHECK_USER.format(excerpts=excerpts, question=question)
+
+
+def _quoted_citations(chosen: Sequence[tuple[Clause, float]], titles: Sequence[str]) -> list[tuple[str, str]]:
+    return [(c.text, titles[c.passage] if c.passage < len(titles) else "") for c, _ in chosen]
+
+
 def check_prompt(question: str, chosen: Sequence[tuple[Clause, float]], titles: Sequence[str]) -> tuple[str, str]:
     """(system, user) for the yes/no check over exactly the clauses that would be quoted."""
-    def cited(clause: Clause) -> str:
-        title = titles[clause.passage] if clause.passage < len(titles) else ""
-        return f"- {clause.text} ({title})" if title else f"- {clause.text}"
-
-    excerpts = "\n".join(cited(clause) for clause, _ in chosen)
-    return CHECK_SYSTEM, CHECK_USER.format(excerpts=excerpts, question=question)
+    return CHECK_SYSTEM, check_user(question, _quoted_citations(chosen, titles))
 
 
 def _check_messages(system: str, user: str) -> list[ChatMessage]:
@@ -220,11 +225,10 @@ class GradedCheck(BaseStep):
         """The yes/no check's user message over the quoted clauses, or over the closest ones in generate mode."""
         answer = state.output("answer")
         if isinstance(answer, Quoted):
-            return check_prompt(query, answer.chosen, answer.titles)[1]
+            return check_user(query, _quoted_citations(answer.chosen, answer.titles))
         titles = {n.node.node_id: title_of(n) for n in state.nodes}
         focus = self.ranker(query, state.nodes) if self.ranker else []
-        excerpts = "\n".join(f"- {text} ({titles.get(node_id, '')})" for node_id, text in focus)
-        return CHECK_USER.format(excerpts=excerpts, question=query)
+        return check_user(query, [(text, titles.get(node_id, "")) for node_id, text in focus])
 
     def run(self, state: TurnState) -> Graded:
         query = state.query or state.question
