@@ -69,10 +69,12 @@ class ConflictPostprocessor(BaseNodePostprocessor):
     cache_size: int = Field(default=4096, ge=0, description="Parsed passages kept (chunks recur across turns).")
 
     _analyzed: LRUCache = PrivateAttr()
+    _stored_vectors: LRUCache = PrivateAttr()  # (node id, text) -> the vector the store returned
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def model_post_init(self, __context: Any) -> None:
         self._analyzed = LRUCache(maxsize=max(1, self.cache_size))
+        self._stored_vectors = LRUCache(maxsize=max(1, self.cache_size))
 
     @classmethod
     def class_name(cls) -> str:
@@ -140,9 +142,7 @@ class ConflictPostprocessor(BaseNodePostprocessor):
         vectors: list[list[float] | None] = [n.node.embedding for n in nodes]
         missing = [i for i, v in enumerate(vectors) if v is None]
         if missing and self.vector_lookup is not None:
-            stored = self.vector_lookup([nodes[i].node.node_id for i in missing])
-            for i in missing:
-                vectors[i] = stored.get(nodes[i].node.node_id)
+            vectors = self._stored(nodes, vectors, missing)
             missing = [i for i, v in enumerate(vectors) if v is None]
         if missing:
             if self.embed_model is None:
@@ -154,6 +154,21 @@ class ConflictPostprocessor(BaseNodePostprocessor):
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         matrix = matrix / np.where(norms == 0, 1.0, norms)
         return np.clip(matrix @ matrix.T, -1.0, 1.0)
+
+    def _stored(self, nodes: list[NodeWithScore], vectors: list[list[float] | None],
+                missing: list[int]) -> list[list[float] | None]:
+        """``vectors`` with the store's vectors filled in at ``missing``: a store round trip (~1 ms)
+        only for chunks not looked up before; keyed by text too, so a re-ingested chunk is looked up again."""
+        keys = {i: (nodes[i].node.node_id, nodes[i].node.get_content(metadata_mode=MetadataMode.NONE)) for i in missing}
+        with self._lock:
+            known = {i: self._stored_vectors[k] for i, k in keys.items() if k in self._stored_vectors}
+        unknown = [i for i in missing if i not in known]
+        stored = self.vector_lookup([nodes[i].node.node_id for i in unknown]) if unknown else {}
+        with self._lock:
+            for i in unknown:
+                if nodes[i].node.node_id in stored:
+                    self._stored_vectors[keys[i]] = known[i] = stored[nodes[i].node.node_id]
+        return [known.get(i, v) for i, v in enumerate(vectors)]
 
     def _llm_pairs(self, passages: list[Passage], similarity: np.ndarray,
                    found: list[ConflictPair]) -> tuple[list[ConflictPair], int]:

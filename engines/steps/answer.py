@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
+import numpy as np
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from engines.extractive import Clause, ClauseVectorCache, ExtractConfig, compose_answer, rank_clauses, select_clauses
@@ -18,7 +19,6 @@ from engines.generation import build_messages
 from engines.refusal import refusal_message
 from engines.steps.base import BaseStep, Draft, StepOutput, TurnState
 from engines.steps.condense import Condensed
-from engines.text import dot
 
 NO_QUOTABLE_CLAUSE = "no_quotable_clause"
 
@@ -44,8 +44,8 @@ def composed_by_fallback(state: TurnState) -> bool:
 def clause_similarity(embed_model: Any, vectors: ClauseVectorCache) -> Callable[[str, list[str]], list[float]]:
     """Cosine of a query with clause texts, the clause vectors cached (one batch for the new ones)."""
     def similarity(query: str, texts: list[str]) -> list[float]:
-        query_vector = embed_model.get_query_embedding(query)
-        return [dot(query_vector, v) for v in vectors.vectors(texts, embed_model.get_text_embedding_batch)]
+        query_vector = np.asarray(embed_model.get_query_embedding(query), dtype=np.float64)
+        return (vectors.vectors(texts, embed_model.get_text_embedding_batch) @ query_vector).tolist() if texts else []
     return similarity
 
 

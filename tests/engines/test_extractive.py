@@ -59,6 +59,27 @@ def test_lexical_scores_weigh_rare_question_words():
     assert ex.lexical_scores("", texts) == [0.0, 0.0, 0.0]
 
 
+def test_lexical_scores_equal_bm25s_defaults():
+    """The direct computation is bm25s's Lucene BM25 (duplicate query words, clauses with no
+    token and words outside the clauses included), so the clause ranking did not change with it."""
+    import random
+
+    import bm25s
+    import numpy as np
+
+    from engines.bm25 import tokenize
+
+    rng = random.Random(7)
+    words = ["phép", "năm", "SKU-4417", "hạn", "mức", "API", "8,5%", "ngày", "không", "thời vụ"]
+    for _ in range(200):
+        texts = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 9))) for _ in range(rng.randint(1, 12))]
+        query = " ".join(rng.choice(words + ["zzz"]) for _ in range(rng.randint(1, 5)))
+        reference = bm25s.BM25()
+        reference.index([tokenize(t) or [""] for t in texts], show_progress=False)
+        expected = reference.get_scores(tokenize(query)) if any(tokenize(t) for t in texts) else [0.0] * len(texts)
+        np.testing.assert_allclose(ex.lexical_scores(query, texts), expected, rtol=1e-5, atol=1e-6)
+
+
 def test_answer_quotes_clauses_with_titles_in_the_question_language():
     calls = []
 
@@ -100,8 +121,8 @@ def test_clause_vectors_are_embedded_once_and_evicted_oldest_first():
         return [[float(len(t))] for t in texts]
 
     cache = ex.ClauseVectorCache(capacity=3)
-    assert cache.vectors(["a", "bb", "a"], embed) == [[1.0], [2.0], [1.0]]
-    assert cache.vectors(["bb", "ccc"], embed) == [[2.0], [3.0]]
+    assert cache.vectors(["a", "bb", "a"], embed).tolist() == [[1.0], [2.0], [1.0]]  # one row per text
+    assert cache.vectors(["bb", "ccc"], embed).tolist() == [[2.0], [3.0]]
     assert batches == [["a", "bb"], ["ccc"]]  # one batch per call, only what was not seen
     cache.vectors(["dddd"], embed)  # over capacity: "a" (least recently used) goes
     assert len(cache) == 3

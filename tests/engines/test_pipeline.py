@@ -99,7 +99,7 @@ def test_clause_vector_cache_survives_concurrent_eviction() -> None:
         try:
             for round_ in range(200):
                 texts = [f"clause {offset}-{round_}-{k}" for k in range(6)] + ["shared clause"]
-                assert cache.vectors(texts, embed) == [[float(len(t))] for t in texts]
+                assert cache.vectors(texts, embed).tolist() == [[float(len(t))] for t in texts]
         except BaseException as exc:  # noqa: BLE001 - collected and re-raised in the main thread
             errors.append(exc)
 

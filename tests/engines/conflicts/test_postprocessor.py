@@ -126,6 +126,28 @@ def test_stored_vectors_are_looked_up_before_embedding():
     assert [n.node.node_id for n in outcome.nodes] == ["api-v2", "rw-11", "card"]
 
 
+def test_stored_vectors_are_looked_up_once_per_chunk_text():
+    stored = {n.node.node_id: n.node.embedding for n in seed_nodes()}
+    asked = []
+
+    def lookup(ids):
+        asked.append(sorted(ids))
+        return {i: stored[i] for i in ids}
+
+    def bare(nodes):
+        return [NodeWithScore(node=TextNode(id_=n.node.node_id, text=n.node.text, metadata=n.node.metadata), score=1.0)
+                for n in nodes]
+
+    post = ConflictPostprocessor(embed_model=NoEmbedding(), vector_lookup=lookup)
+    first = post.postprocess_with_report(bare(seed_nodes()), None, "en")
+    again = post.postprocess_with_report(bare(seed_nodes()), None, "en")  # the next turn retrieves the same chunks
+    edited = bare(seed_nodes())
+    edited[4].node.text = "Thẻ SKU-4471 có phí thường niên 250.000 đồng."  # re-ingested with new text
+    post.postprocess_with_report(edited, None, "en")
+    assert asked == [sorted(stored), ["card"]]  # no second round trip for what was looked up
+    assert [n.node.node_id for n in again.nodes] == [n.node.node_id for n in first.nodes]
+
+
 def test_chunks_of_the_newest_document_win_together():
     old = node("api-v1", "The public API rate limit is 100 requests per minute.", "2022-03-01", [1.0, 0.10, 0.0])
     new_a = node("api-v2#0", "The public API rate limit is 500 requests per minute.", "2023-09-01", [1.0, 0.12, 0.0],
