@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app.compose import build_models, ingest_path, new_engine, open_pipeline
+from app.compose import build_models, build_pipeline, ingest_path, new_engine, open_index, open_pipeline
 from app.config import SAMPLE_CORPUS, load_settings
 
 pytestmark = pytest.mark.e2e
@@ -47,13 +47,18 @@ def llm_server(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def generate_pipeline(llm_server, tmp_path_factory):
+def generate_settings(llm_server, tmp_path_factory):
     api_base, key = llm_server
     settings = load_settings(index_dir=tmp_path_factory.mktemp("gen") / "index", log_dir=None, llm="openai-like",
                              llm_api_base=api_base, llm_api_key=key, llm_model="qwen2.5-coder-1.5b")
     assert settings.effective_answer_mode == "generate"  # the default with an OpenAI-compatible server
     ingest_path(settings, SAMPLE_CORPUS)
-    return open_pipeline(settings, build_models(settings))
+    return settings
+
+
+@pytest.fixture(scope="module")
+def generate_pipeline(generate_settings):
+    return open_pipeline(generate_settings, build_models(generate_settings))
 
 
 def test_a_streamed_generated_answer_through_the_server(generate_pipeline) -> None:
@@ -67,6 +72,23 @@ def test_a_streamed_generated_answer_through_the_server(generate_pipeline) -> No
     assert "500" in answer and not record.refused
     assert record.answer_mode == "generate" and record.llm_calls == 1 and "first_token" in record.timings_ms
     assert "api-rate-limit-v2-0" in {s.doc_id for s in record.sources}
+
+
+def test_the_graded_check_reads_the_servers_logprobs_and_refuses_before_writing(generate_settings,
+                                                                                generate_pipeline) -> None:
+    """TURNRAG_ANSWER_CHECK=graded in generate mode, through the server: P(YES) comes from the first
+    token's log-probabilities (a fraction, not the 0/1 of a reply read as text), and a refusal costs
+    one call of one token, no written answer."""
+    strict_settings = generate_settings.model_copy(update={"answer_check": "graded", "answer_check_min_score": 1.0})
+    strict = build_pipeline(strict_settings, generate_pipeline.models, open_index(strict_settings))
+    engine = new_engine(strict, log_turns=False)
+    answer = "".join(engine.stream_chat("What is the default API rate limit in version 2.0?").response_gen)
+    record = engine.last_record
+    graded = record.answerability
+    print(f"\nA: {answer}\n   {graded} {record.timings_ms}")
+    assert 0.0 < graded["p_yes"] < 1.0 and 0.0 < graded["percentile"] < 1.0  # so the score is under 1.0
+    assert record.refused and record.refusal_reason == "check_not_answered"
+    assert record.llm_calls == 1 and "first_token" not in record.timings_ms  # nothing was written
 
 
 def test_a_wrong_key_is_a_clear_error_not_a_hang(llm_server, generate_pipeline) -> None:
