@@ -286,7 +286,8 @@ def build_pipeline(settings: Settings, models: Models, index: Index) -> Pipeline
         index.manifest.languages if index.manifest else {})
     retrieval = Retrieval(index.collection, index.bm25, models.embed_model, models.condense_llm,
                           RetrievalConfig(s.top_k, s.candidate_k, s.vector_weight, bm25_weight, s.rrf_k,
-                                          s.num_queries))
+                                          s.num_queries),
+                          replacements=(index.manifest.replacements or []) if index.manifest else ())
     steps = build_steps(Parts(settings, models, index, retrieval))
     return Pipeline(steps, models=models, choices=build_choices(settings, models), retrieval=retrieval,
                     index=index, log=TurnLog(s.record_log),

@@ -51,8 +51,18 @@ def ensure_index(settings: Settings, corpus: Path, console: Console) -> None:
     console.print(f"No index in {settings.index_dir}: ingesting {corpus} (first run only)…", markup=False)
     report = run_ingest(settings, corpus, prune=False, console=console)
     console.print(summary(report), markup=False)
-    if line := gate_line(settings):
-        console.print(line, markup=False)
+    for line in [*replacement_lines(settings), gate_line(settings)]:
+        if line:
+            console.print(line, markup=False)
+
+
+def replacement_lines(settings: Settings) -> list[str]:
+    """Documents the index leaves out because another one replaces them (engines.replacements)."""
+    manifest = Manifest.load(Path(settings.index_dir))
+    found = (manifest.replacements or []) if manifest is not None else []
+    lines = [f"{len(found)} document(s) replaced by a newer one, left out of retrieval "
+             "(TURNRAG_INCLUDE_INACTIVE=true lets them in):"] if found else []
+    return lines + [f"  {r['old']} <- {r['new']} ({r['basis']}: {r['evidence'][:100]})" for r in found]
 
 
 def gate_line(settings: Settings) -> str:
@@ -77,8 +87,9 @@ def main(argv: list[str] | None = None) -> int:
         settings = settings_from(args, chunk_size=args.chunk_size)
         report = run_ingest(settings, args.path, args.prune, console, quiet=args.quiet)
         print(f"{settings.index_dir}: {summary(report)}")
-        if line := gate_line(settings):
-            print(line)
+        for line in [*replacement_lines(settings), gate_line(settings)]:
+            if line:
+                print(line)
         return 0
 
     return run_cli(body, console, interrupted="interrupted; the index is consistent — re-run the same command to finish.")

@@ -26,7 +26,8 @@ _INACTIVE_KEYS = ("include_inactive", "inactive")
 class MetadataFilter:
     """Allowed values per field (any of them), an inclusive ISO date range, and inactive docs on/off.
 
-    Documents with ``active: false`` are excluded unless ``include_inactive``; a date range
+    Documents with ``active: false``, and those another document replaces (``replaced``, from the
+    index: ``engines.replacements``), are excluded unless ``include_inactive``; a date range
     excludes documents without a date.
     """
 
@@ -34,6 +35,8 @@ class MetadataFilter:
     date_from: str | None = None
     date_to: str | None = None
     include_inactive: bool = False
+    #: None: the index's replaced documents (``engines.retrieval``); a set: exactly these left out
+    replaced: frozenset[str] | None = None
 
     # ------------------------------------------------------------------ building
 
@@ -92,7 +95,12 @@ class MetadataFilter:
             max(filter(None, (self.date_from, other.date_from)), default=None),
             min(filter(None, (self.date_to, other.date_to)), default=None),
             self.include_inactive and other.include_inactive,
+            None if self.replaced is None and other.replaced is None else (self.replaced or frozenset()) | (other.replaced or frozenset()),
         )
+
+    def excluding(self, replaced: frozenset[str]) -> "MetadataFilter":
+        """This filter with ``replaced`` documents counted as inactive."""
+        return self if replaced == self.replaced else replace(self, replaced=frozenset(replaced))
 
     def with_inactive(self, include: bool) -> "MetadataFilter":
         return replace(self, include_inactive=include)
@@ -116,7 +124,8 @@ class MetadataFilter:
 
     def matches(self, metadata: Mapping[str, Any]) -> bool:
         """The one definition of "this chunk may be shown"."""
-        if not self.include_inactive and metadata.get("active", True) is False:
+        if not self.include_inactive and (metadata.get("active", True) is False
+                                          or (self.replaced and metadata.get("doc_id") in self.replaced)):
             return False
         for key, allowed in self.equals:
             if metadata.get(key) not in allowed:
@@ -136,6 +145,8 @@ class MetadataFilter:
         conditions: list[dict[str, Any]] = []
         if not self.include_inactive and "active" not in dict(self.equals):
             conditions.append({"active": {"$ne": False}})
+        if not self.include_inactive and self.replaced:
+            conditions.append({"doc_id": {"$nin": sorted(self.replaced)}})
         for key, allowed in self.equals:
             conditions.append({key: {"$in": list(allowed)}} if len(allowed) > 1 else {key: {"$eq": allowed[0]}})
         if not conditions:
@@ -163,6 +174,8 @@ class MetadataFilter:
         if self.date_from or self.date_to:
             parts.append(f"date {self.date_from or '…'}..{self.date_to or '…'}")
         parts.append("inactive documents included" if self.include_inactive else "active documents only")
+        if self.replaced and not self.include_inactive:
+            parts.append(f"{len(self.replaced)} replaced document(s) left out")
         return ", ".join(parts)
 
 

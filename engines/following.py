@@ -26,10 +26,11 @@ class StoreFollower:
 
     def check(self) -> bool:
         """Rebuild BM25 when the store's version moved; True when it did."""
-        version, _ = published(self.index.client, self.index.collection.name)
+        version, manifest = published(self.index.client, self.index.collection.name)
         if not version or version == self.version:
             return False
-        self.retrieval.replace_bm25(bm25_from_store(self.index.collection))
+        replacements = (manifest.replacements or []) if manifest is not None else None
+        self.retrieval.replace_bm25(bm25_from_store(self.index.collection), replacements)
         logger.info("store version %s -> %s: BM25 rebuilt from the store", self.version, version)
         self.version = version
         return True

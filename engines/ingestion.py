@@ -27,6 +27,7 @@ from engines.errors import IndexUnavailable
 from engines.gate_calibration import METHOD as GATE_METHOD
 from engines.gate_calibration import measure_corpus
 from engines.io import exclusive_lock
+from engines.replacements import documents_from_chunks, find_replacements
 from engines.store import Manifest, iter_chunks, publish, read_bm25_pointer, rebuild_bm25
 from engines.text import language_shares, searchable_text
 from engines.tokens import TOKENIZER_NAME, load_tokenizer
@@ -186,13 +187,18 @@ def ingest_documents(
     bm25_dir = read_bm25_pointer(index_dir)
     if report.changed or manifest.corpus_hash != store_hash or not bm25_dir:
         bm25_dir = rebuild_bm25(collection, index_dir)
-    gate, languages = manifest.gate, manifest.languages
+    gate, languages, replacements = manifest.gate, manifest.languages, manifest.replacements
     changed = store_hash != manifest.corpus_hash
     measure_gate = calibrate_gate and (changed or gate.get("method") != GATE_METHOD)
-    if changed or not languages or measure_gate:  # one read of the store serves both
-        chunks = [(c["id"], c["text"] or "") for c in iter_chunks(collection)]
+    if changed or not languages or measure_gate or replacements is None:  # one read of the store serves all
+        stored_chunks = list(iter_chunks(collection))
+        chunks = [(c["id"], c["text"] or "") for c in stored_chunks]
         if changed or not languages:
             languages = language_shares(text for _, text in chunks)
+        if changed or replacements is None:
+            replacements = [r.to_dict() for r in find_replacements(documents_from_chunks(stored_chunks))]
+            for r in replacements:
+                logger.info("%s replaces %s (%s): %s", r["new"], r["old"], r["basis"], r["evidence"][:120])
     if measure_gate:
         calibration = measure_corpus(collection, embed_model, chunks, seed=store_hash)
         gate = calibration.to_dict() if calibration is not None else {}
@@ -209,6 +215,7 @@ def ingest_documents(
         bm25_dir=bm25_dir,
         gate=gate,
         languages=languages,
+        replacements=replacements or [],
     )
     new_manifest.save(index_dir)
     publish(collection, new_manifest)  # replicas sharing a Chroma server see the new version

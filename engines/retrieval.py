@@ -8,7 +8,7 @@ filter share one), and answers "how well does the corpus support this query?" fo
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +18,7 @@ from llama_index.core.llms import LLM
 from engines.bm25 import VietEnBM25Retriever
 from engines.errors import IndexUnavailable
 from engines.filters import NO_FILTER, MetadataFilter
+from engines.replacements import names_in, replaced_documents
 from engines.fusion import RRF_K, HybridFusionRetriever
 from engines.store import ChromaVectorRetriever
 
@@ -56,20 +57,35 @@ class Retrieval:
     """The fused retriever of one index, per filter."""
 
     def __init__(self, collection: Any, bm25: VietEnBM25Retriever | None, embed_model: Any, llm: LLM,
-                 config: RetrievalConfig = RetrievalConfig(), cache_size: int = 64) -> None:
+                 config: RetrievalConfig = RetrievalConfig(), cache_size: int = 64,
+                 replacements: Sequence[Mapping[str, Any]] = ()) -> None:
         self.collection = collection
         self.bm25 = bm25
+        #: documents another one of the index replaces (the manifest's): left out like inactive ones,
+        #: unless a question names one (``replaced_for``)
+        self.replacements = tuple(replacements)
+        self.replaced = replaced_documents(self.replacements)
         self.embed_model = embed_model
         self.config = config
         self._llm = llm  # only used by LlamaIndex's query generation when num_queries > 1
         self._cache: LRUCache = LRUCache(maxsize=cache_size)
         self._lock = threading.Lock()
 
-    def replace_bm25(self, bm25: VietEnBM25Retriever | None) -> None:
-        """Swap in a BM25 rebuilt after the store changed; turns already running keep the old one."""
+    def replace_bm25(self, bm25: VietEnBM25Retriever | None,
+                     replacements: Sequence[Mapping[str, Any]] | None = None) -> None:
+        """Swap in a BM25 rebuilt after the store changed (and the replacements the new manifest
+        lists); turns already running keep the old ones."""
         with self._lock:
             self.bm25 = bm25
+            if replacements is not None:
+                self.replacements = tuple(replacements)
+                self.replaced = replaced_documents(self.replacements)
             self._cache.clear()
+
+    def replaced_for(self, query: str) -> frozenset[str]:
+        """The replaced documents to leave out for ``query``: all but those it names ("what about v1.2?")."""
+        named = {r["old"] for r in self.replacements if names_in(query, r.get("names") or ())}
+        return self.replaced - named
 
     def retriever(self, metadata_filter: MetadataFilter = NO_FILTER, *, top_k: int | None = None,
                   use_vector: bool = True, use_bm25: bool = True) -> HybridFusionRetriever:
@@ -84,6 +100,8 @@ class Retrieval:
 
     def _build(self, flt: MetadataFilter, top_k: int, use_vector: bool, use_bm25: bool) -> HybridFusionRetriever:
         c = self.config
+        if flt.replaced is None:
+            flt = flt.excluding(self.replaced)
         retrievers: dict[str, Any] = {}
         if use_vector:
             retrievers["vector"] = ChromaVectorRetriever(self.collection, self.embed_model, c.candidate_k, flt)

@@ -54,6 +54,8 @@ class Manifest:
     gate: dict[str, Any] = field(default_factory=dict)
     #: share of chunks per language ("vi", "en"); chooses BM25's weight in the fusion (engines.retrieval)
     languages: dict[str, float] = field(default_factory=dict)
+    #: documents another one replaces as a whole (engines.replacements): left out of retrieval; None: not read yet
+    replacements: list[dict[str, str]] | None = None
     packages: dict[str, str] = field(default_factory=dict)
     updated_at: str = ""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -14,6 +14,7 @@ TEXT = {
     "vi": {
         "dropped": "Đã bỏ qua {old} ({old_date}) vì mâu thuẫn với {new} ({new_date}) mới hơn: {evidence}.",
         "replaced": "Đã bỏ qua {old} ({old_date}): {new} ({new_date}) ghi rõ là thay thế văn bản này: {evidence}.",
+        "version": "Đã bỏ qua {old} ({old_date}): {new} ({new_date}) là phiên bản mới hơn của văn bản này: {evidence}.",
         "trimmed": "Đã bỏ các câu của {old} ({old_date}) mà {new} ({new_date}) mới hơn đã thay đổi: {evidence}.",
         "unresolved": "⚠ Các nguồn không thống nhất: {docs} ({evidence}). Hãy kiểm tra lại với bộ phận phụ trách.",
         "detected": "Phát hiện mâu thuẫn giữa {docs} ({evidence}); chưa xử lý (resolve_conflicts=False).",
@@ -21,11 +22,22 @@ TEXT = {
     "en": {
         "dropped": "Set aside {old} ({old_date}): it conflicts with the newer {new} ({new_date}): {evidence}.",
         "replaced": "Set aside {old} ({old_date}): {new} ({new_date}) declares that it replaces it: {evidence}.",
+        "version": "Set aside {old} ({old_date}): {new} ({new_date}) is a newer version of it: {evidence}.",
         "trimmed": "Set aside the sentences of {old} ({old_date}) that the newer {new} ({new_date}) changes: {evidence}.",
         "unresolved": "⚠ The sources disagree: {docs} ({evidence}). Please check with the document owner.",
         "detected": "Conflict detected between {docs} ({evidence}); not resolved (resolve_conflicts=False).",
     },
 }
+
+
+def replacement_notes(left_out: Sequence[Mapping[str, Any]], language: str) -> list[str]:
+    """One line per replaced document retrieval left out (``engines.replacements``), in the question's language."""
+    text = TEXT.get(language, TEXT["en"])
+    return list(dict.fromkeys(
+        text["version" if r.get("basis") == "version" else "replaced"].format(
+            old=f"[{r['old']}]", old_date=r.get("old_date") or "?", new=f"[{r['new']}]",
+            new_date=r.get("new_date") or "?", evidence=str(r.get("evidence", ""))[:200].rstrip(" ."))
+        for r in left_out))
 
 
 @dataclass

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
+from engines.conflicts.report import replacement_notes
 from engines.postprocess import ReportingPostprocessor
 from engines.steps.base import BaseStep, StepOutput, TurnState
 
@@ -53,4 +54,9 @@ class AssembleStep(BaseStep):
                 calls += outcome.llm_calls
             else:
                 nodes = postprocessor.postprocess_nodes(nodes, query_bundle=bundle)
+        left_out = getattr(state.output("retrieve"), "left_out", ())
+        if left_out:  # replaced documents retrieval left out are set aside too, and said so
+            lines = replacement_notes(left_out, state.language)
+            report = {**report, "replaced": list(left_out), "notes": [*report.get("notes", []), *lines]}
+            report["summary"] = " ".join(report["notes"])
         return Assembled(llm_calls=calls, nodes=tuple(nodes), conflicts=report, notes=tuple(notes), suffix=suffix)

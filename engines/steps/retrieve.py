@@ -24,6 +24,8 @@ class Retrieved(StepOutput):
     nodes: tuple[NodeWithScore, ...] = ()
     first_pass: tuple[NodeWithScore, ...] = ()
     transforms: tuple[str, ...] = ()  # which transforms ran and why
+    #: replacements (``engines.replacements``) whose old document this query would have retrieved
+    left_out: tuple[dict[str, Any], ...] = ()
 
     def apply(self, state: TurnState) -> TurnState:
         return replace(state, nodes=self.nodes, first_pass=self.first_pass)
@@ -41,13 +43,17 @@ class RetrieveStep(BaseStep):
         self._embed_model = embed_model  # HyDE passages are embedded as passages
 
     def run(self, state: TurnState) -> Retrieved:
-        retriever = self.retrieval.retriever(state.options.filter)
         query = state.query or state.question
+        flt = state.options.filter
+        if self.retrieval.replaced and (kept := self.retrieval.replaced_for(query)) != self.retrieval.replaced:
+            flt = flt.excluding(kept)  # the question names a replaced document: that one is let in
+        retriever = self.retrieval.retriever(flt)
         runs = retriever.run(QueryBundle(query))
         first_pass = tuple(retriever.fuse(runs))
+        left_out = self._left_out(query, flt)
         expander = state.options.expander
         if expander is None:
-            return Retrieved(nodes=first_pass, first_pass=first_pass)
+            return Retrieved(nodes=first_pass, first_pass=first_pass, left_out=left_out)
         best = max((float(n.raw_scores.get("vector", float("-inf"))) for n in first_pass
                     if getattr(n, "raw_scores", None)), default=None)
         t0 = time.perf_counter()
@@ -63,4 +69,14 @@ class RetrieveStep(BaseStep):
                 runs += retriever.run(QueryBundle(extra.text))
         nodes = tuple(retriever.fuse(runs)) if expansion.queries else first_pass
         return Retrieved(llm_calls=expansion.llm_calls, timings_ms=timings, nodes=nodes, first_pass=first_pass,
-                         transforms=tuple(expansion.trace))
+                         transforms=tuple(expansion.trace), left_out=left_out)
+
+    def _left_out(self, query: str, flt: Any) -> tuple[dict[str, Any], ...]:
+        """The replacements whose old document would be among this query's passages were it not
+        replaced: the turn says what it left out and why (one more retrieval, a few ms)."""
+        excluded = flt.replaced if flt.replaced is not None else self.retrieval.replaced
+        if not excluded or flt.include_inactive:
+            return ()
+        shadow = self.retrieval.retriever(flt.excluding(frozenset())).retrieve(query)
+        docs = {n.node.metadata.get("doc_id") for n in shadow} & excluded
+        return tuple(dict(r) for r in self.retrieval.replacements if r["old"] in docs)

@@ -1,0 +1,274 @@
+"""Which documents of a corpus replace another one as a whole, read from their own words.
+
+Explicit signals win over inference (issue 14). Besides a ``supersedes:`` front-matter field, real
+documents say it in their text — "Quyết định này thay thế Quyết định số 05/2024/QĐ-ABC", "thay thế
+Biểu phí dịch vụ năm 2023", "This policy supersedes POL-HR-03", "Quyết định số ... hết hiệu lực" — or
+carry a version in the title ("(phiên bản 2.0)", "v3"). Few corpora have front matter; most have these
+sentences. A document replaced as a whole is obsolete: retrieval leaves it out like an ``active:
+false`` one (``engines.filters``), so its outdated values never reach the answer.
+
+What replaces nothing: an amendment or abolition of some articles, clauses or annexes ("Bãi bỏ khoản
+2 Điều 4 Quyết định số ..."), a citation ("Căn cứ Quyết định số ..."), a replacement of something
+outside the corpus, "thay thế"/"replace" in its ordinary sense (a replacement card), and a
+"replacement" of a newer document by an older one. Pure functions over plain records; ingest records
+the result in the manifest.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from engines.text import normalize
+
+__all__ = ["DocumentText", "Replacement", "find_replacements", "replaced_documents", "documents_from_chunks", "names_in"]
+
+
+@dataclass(frozen=True)
+class DocumentText:
+    """What the detector reads of one document."""
+
+    doc_id: str
+    title: str = ""
+    text: str = ""
+    date: str = ""  # ISO date, "" when unknown
+    declared: tuple[str, ...] = ()  # front matter ``supersedes``
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """``new`` replaces ``old`` as a whole; ``basis``: "front matter", "text" or "version"."""
+
+    old: str
+    new: str
+    basis: str
+    evidence: str
+    #: how a question names the old document on purpose ("v1.2", "2022", its number): then it is kept
+    names: tuple[str, ...] = ()
+    old_date: str = ""
+    new_date: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"old": self.old, "new": self.new, "basis": self.basis, "evidence": self.evidence,
+                "names": list(self.names), "old_date": self.old_date, "new_date": self.new_date}
+
+
+#: A document's number or code: "05/2024/QĐ-SVM", "402/QĐ-ĐHDH", "12/HD-VPUBND", "POL-HR-03", "QT-07/2025".
+_IDENTIFIER = re.compile(
+    r"(?<![\w/.-])(?:\d{1,4}(?:/\d{4})?/[A-ZĐ][\wĐđ]*(?:[-–][\wĐđ]+)*|[A-ZĐ]{2,}(?:-[A-Z0-9Đ]+)+(?:/\d{4})?)(?![\w/-])"
+)
+#: Words that name a document just before its number ("Quyết định số 45/2023/QĐ-PNB", "procedure QT-07").
+_DOCUMENT_NOUN = re.compile(
+    r"(?:quyết định|quy định|quy chế|quy trình|thông tư|nghị quyết|nghị định|hướng dẫn|công văn|thông báo|"
+    r"chỉ thị|kế hoạch|văn bản|biểu phí|bảng giá|chính sách|policy|procedure|guide|guideline|standard|"
+    r"circular|notice|directive|decision|regulation|rules|document|version|no\.?)(?:\s+số)?\s*:?\s*$",
+    re.IGNORECASE,
+)
+#: A whole-document replacement or withdrawal, as a phrase.
+_CUE = re.compile(
+    r"\b(?:thay\s+thế|bãi\s+bỏ|h[ủu]y\s+bỏ|hết\s+hiệu\s+lực|không\s+còn\s+(?:có\s+)?hiệu\s+lực|"
+    r"không\s+còn\s+(?:được\s+)?áp\s+dụng|supersedes?|superseded|replaces?|replaced|withdrawn|repealed|"
+    r"rescinded|revoked|no\s+longer\s+(?:in\s+force|applies|valid))\b",
+    re.IGNORECASE,
+)
+#: A part of a document: what is replaced is then that part, not the document.
+_PART = re.compile(
+    r"\b(?:điều|khoản|điểm|mục|phụ\s+lục|chương|phần|biểu\s+mẫu|mẫu|article|section|clause|paragraph|annex|"
+    r"appendix|schedule|part|chapter|item|form)\s+[\dIVXivx]|§|\b(?:phụ\s+lục|annex|appendix)\b",
+    re.IGNORECASE,
+)
+#: Words that end the object of the cue ("thẻ thay thế được cấp theo ...", "replaced by ...", "mức phí tại ...").
+_BREAK = re.compile(
+    r"\b(?:được|bị|bởi|bằng|do|tại|trong|của|có|theo|by|is|are|was|were|will|be|under|per|according|"
+    r"pursuant|in|within)\b",
+    re.IGNORECASE,
+)
+#: Words after which a number is another document's: cited, amended, or the place of a rule.
+_CITING = re.compile(r"căn\s+cứ|sửa\s+đổi|bổ\s+sung|thay\s+cho|\btại\b|\bamend|pursuant|\bunder\b|\bsee\b|\bper\b",
+                     re.IGNORECASE)
+#: How a document introduces its own number ("Ban hành kèm theo Quyết định số ...", "issued under ...").
+_ISSUED = re.compile(r"ban\s+hành|kèm\s+theo|\bissued\b|\badopted\b", re.IGNORECASE)
+_VERSION = re.compile(r"[(\[]?\s*\b(?:phiên\s+bản|version|ver\.?|v)\s*(\d+(?:\.\d+)*)\s*[)\]]?", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[*_(\"“]*[A-ZĐÀ-Ỹ])|\n+")
+_LEADING_LABEL = re.compile(r"^\W*(?:điều|article|section)\s+\d+[.:]\W*|^\W*\d+(?:\.\d+)*[.)]\s*", re.IGNORECASE)
+_MAX_GAP_WORDS = 10
+#: Of the body, where a document states its own number ("Ban hành kèm theo Quyết định số ...").
+_PREAMBLE_CHARS = 600
+
+
+def _words(text: str) -> int:
+    return len(re.findall(r"\w+", text))
+
+
+def _key(text: str) -> str:
+    return " ".join(re.findall(r"\w+", normalize(text).casefold()))
+
+
+def own_identifiers(doc: DocumentText) -> frozenset[str]:
+    """The numbers a document is known by: those in its title, and the first one its preamble gives
+    after a document noun that no cue precedes ("Ban hành kèm theo Quyết định số 30/2024/QĐ-PNB,
+    ..., thay thế Quyết định số 22/2023/QĐ-PNB" is 30/2024)."""
+    found = {m.group(0) for m in _IDENTIFIER.finditer(normalize(doc.title))}
+    body = normalize(doc.text)[:_PREAMBLE_CHARS]
+    for sentence in _SENTENCE_END.split(body):
+        for match in _IDENTIFIER.finditer(sentence):
+            before = sentence[:match.start()]
+            if _CUE.search(before) or _PART.search(before) or _CITING.search(before):
+                break  # the rest of the sentence names other documents
+            if _CUE.search(sentence[match.end():]) and not _ISSUED.search(before):
+                break  # "Quyết định số X hết hiệu lực": X is the document withdrawn, not this one
+            if _DOCUMENT_NOUN.search(before):
+                return frozenset(found | {match.group(0)})
+    return frozenset(found)
+
+
+def _references(sentence: str, cue: re.Match, targets: Mapping[str, str]) -> Iterable[tuple[str, str]]:
+    """(doc_id, how it was named) for each document of ``targets`` (a name -> doc_id map, names
+    casefolded) that the sentence names as the object of ``cue``, whole."""
+    folded = sentence.casefold()
+    for name, doc_id in targets.items():
+        start = 0
+        while (at := folded.find(name, start)) >= 0:
+            start = at + len(name)
+            edge_before = at == 0 or not folded[at - 1].isalnum()
+            edge_after = start >= len(folded) or not folded[start].isalnum()
+            if not (edge_before and edge_after):
+                continue
+            if at >= cue.end():  # "thay thế [Quyết định số] X"
+                gap = sentence[cue.end():at]
+                passive = False
+            elif start <= cue.start():  # "[Quyết định số] X hết hiệu lực"
+                gap = sentence[start:cue.start()]
+                lead = _LEADING_LABEL.sub("", sentence[:at])
+                passive = True
+                if _PART.search(" ".join(lead.split()[-6:])):
+                    continue  # "Điều 5 Quyết định X được bãi bỏ": a part of X
+            else:
+                continue
+            if _words(gap) > _MAX_GAP_WORDS or _PART.search(gap):
+                continue
+            gap_words = re.sub(r"kèm\s+theo", " ", gap, flags=re.I)
+            if not passive and _BREAK.search(gap_words):
+                continue  # "thay thế được cấp theo ...", "replaced by X": X is not what is replaced
+            if passive and re.search(r"\b(?:bởi|bằng|by|this|này)\b", gap_words, re.I) and \
+                    re.search(r"thay\s+thế|replace|supersede", cue.group(0), re.I):
+                continue  # "X được thay thế bởi ...": X is replaced by something this sentence names
+            yield doc_id, sentence[at:start]
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip(" *_") for s in _SENTENCE_END.split(normalize(text)) if s.strip(" *_")]
+
+
+def _text_replacements(doc: DocumentText, names: Mapping[str, str], dates: Mapping[str, str]) -> list[Replacement]:
+    targets = {name: other for name, other in names.items() if other != doc.doc_id}
+    found: dict[str, Replacement] = {}
+    for sentence in _sentences(doc.text):
+        for cue in _CUE.finditer(sentence):
+            for old, named in _references(sentence, cue, targets):
+                if old in found or (doc.date and dates.get(old) and dates[old] > doc.date):
+                    continue  # an older document cannot replace a newer one
+                found[old] = Replacement(old, doc.doc_id, "text", sentence[:300])
+    return list(found.values())
+
+
+def _version_of(title: str) -> tuple[str, tuple[int, ...]]:
+    """(the title without its version, the version; () when it has none)."""
+    match = None
+    for match in _VERSION.finditer(normalize(title)):
+        pass
+    if match is None:
+        return _key(title), ()
+    base = normalize(title)[:match.start()] + " " + normalize(title)[match.end():]
+    return _key(base), tuple(int(p) for p in match.group(1).split("."))
+
+
+def _version_replacements(docs: Sequence[DocumentText]) -> list[Replacement]:
+    """Two titles equal but for a version: the higher version replaces the lower (no version = 0),
+    unless its date says otherwise."""
+    series: dict[str, list[tuple[tuple[int, ...], DocumentText]]] = {}
+    for doc in docs:
+        base, version = _version_of(doc.title)
+        if len(base.split()) >= 2:
+            series.setdefault(base, []).append((version, doc))
+    out = []
+    for members in series.values():
+        if len(members) < 2 or not any(v for v, _ in members):
+            continue
+        for v_old, old in members:
+            for v_new, new in members:
+                if (v_new or (0,)) > (v_old or (0,)) and not (old.date and new.date and new.date < old.date):
+                    out.append(Replacement(old.doc_id, new.doc_id, "version", f"{old.title} -> {new.title}"))
+    return out
+
+
+def find_replacements(docs: Sequence[DocumentText]) -> list[Replacement]:
+    """Every whole-document replacement among ``docs``: declared in front matter, said in the text,
+    or implied by a higher version of the same title. Only documents of ``docs`` count."""
+    ids = {d.doc_id for d in docs}
+    dates = {d.doc_id: d.date for d in docs}
+    claims: dict[str, set[str]] = {}
+    for doc in docs:
+        title = " ".join(normalize(doc.title).split()).casefold()
+        for name in (*(i.casefold() for i in own_identifiers(doc)), *([title] if len(title.split()) >= 3 else [])):
+            claims.setdefault(name, set()).add(doc.doc_id)
+    # a number or title two documents claim names neither for sure
+    names = {name: next(iter(owners)) for name, owners in claims.items() if len(owners) == 1}
+    names.update({doc.doc_id.casefold(): doc.doc_id for doc in docs})
+    out: dict[tuple[str, str], Replacement] = {}
+    for doc in docs:
+        for old in doc.declared:
+            if old in ids and old != doc.doc_id:
+                out.setdefault((old, doc.doc_id), Replacement(old, doc.doc_id, "front matter", "supersedes: " + old))
+        for rep in _text_replacements(doc, names, dates):
+            out.setdefault((rep.old, rep.new), rep)
+    for rep in _version_replacements(docs):
+        out.setdefault((rep.old, rep.new), rep)
+    by_id = {d.doc_id: d for d in docs}
+    return sorted((replace(r, names=_names(by_id[r.old], by_id[r.new]), old_date=by_id[r.old].date,
+                           new_date=by_id[r.new].date) for r in out.values()),
+                  key=lambda r: (r.old, r.new))
+
+
+def _title_tokens(title: str) -> set[str]:
+    return {t for t in re.findall(r"\w+(?:[./-]\w+)*", normalize(title).casefold()) if any(c.isdigit() for c in t)}
+
+
+def _names(old: DocumentText, new: DocumentText) -> tuple[str, ...]:
+    """What in a question points at ``old`` rather than its replacement: its own numbers and the
+    numbered words of its title that the new title lacks ("v1.2", "2022")."""
+    tokens = _title_tokens(old.title) - _title_tokens(new.title)
+    tokens |= {t[1:] for t in tokens if re.fullmatch(r"v\d+(?:\.\d+)*", t)}
+    return tuple(sorted({i.casefold() for i in own_identifiers(old)} | tokens))
+
+
+def names_in(query: str, names: Iterable[str]) -> bool:
+    """Whether ``query`` says one of ``names`` as a whole word."""
+    folded = normalize(query).casefold()
+    return any(re.search(r"(?<![\w./-])" + re.escape(n) + r"(?![\w/-]|\.\w)", folded) for n in names if n)
+
+
+def replaced_documents(replacements: Iterable[Mapping[str, str] | Replacement]) -> frozenset[str]:
+    """The doc ids some other document replaces."""
+    return frozenset(r.old if isinstance(r, Replacement) else str(r["old"]) for r in replacements)
+
+
+def documents_from_chunks(chunks: Iterable[Mapping]) -> list[DocumentText]:
+    """Documents rebuilt from stored chunks ({id, text, metadata}; chunk ids "doc#n"), in chunk order."""
+    parts: dict[str, list[tuple[int, str]]] = {}
+    meta: dict[str, Mapping] = {}
+    for chunk in chunks:
+        metadata = chunk.get("metadata") or {}
+        doc_id = str(metadata.get("doc_id") or str(chunk["id"]).rsplit("#", 1)[0])
+        tail = str(chunk["id"]).rsplit("#", 1)[-1]
+        parts.setdefault(doc_id, []).append((int(tail) if tail.isdigit() else 0, chunk.get("text") or ""))
+        meta.setdefault(doc_id, metadata)
+    docs = []
+    for doc_id, texts in parts.items():
+        m = meta[doc_id]
+        declared = tuple(i.strip() for i in str(m.get("supersedes") or "").split(",") if i.strip())
+        docs.append(DocumentText(doc_id, str(m.get("title") or ""), "\n".join(t for _, t in sorted(texts)),
+                                 str(m.get("date") or "")[:10], declared))
+    return docs
