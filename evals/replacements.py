@@ -64,10 +64,13 @@ def load_split(split: Path) -> tuple[list[DocumentText], frozenset[tuple[str, st
             for d in load_corpus(corpus)]
     ids = {d.doc_id for d in docs}
     gold: set[tuple[str, str]] = set()
-    for line_no, row in enumerate(read_jsonl(labels), start=1):
+    for line in read_jsonl(labels):
+        row = line.value
+        if line.error or not isinstance(row, dict) or not isinstance(row.get("replaces", []), list):
+            raise SystemExit(f"{line.where}: {line.error or 'expected an object with doc_id and a replaces list'}")
         for old in row.get("replaces") or []:
             if old not in ids or row.get("doc_id") not in ids:
-                raise SystemExit(f"{labels}:{line_no}: {row.get('doc_id')!r} replaces {old!r}, not a document of {corpus}")
+                raise SystemExit(f"{line.where}: {row.get('doc_id')!r} replaces {old!r}, not a document of {corpus}")
             gold.add((old, row["doc_id"]))
     return docs, frozenset(gold)
 
