@@ -93,6 +93,25 @@ _ISSUED = re.compile(r"ban\s+hành|kèm\s+theo|\bissued\b|\badopted\b", re.IGNOR
 _VERSION = re.compile(r"[(\[]?\s*\b(?:phiên\s+bản|version|ver\.?|v)\s*(\d+(?:\.\d+)*)\s*[)\]]?", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[*_(\"“]*[A-ZĐÀ-Ỹ])|\n+")
 _LEADING_LABEL = re.compile(r"^\W*(?:điều|article|section)\s+\d+[.:]\W*|^\W*\d+(?:\.\d+)*[.)]\s*", re.IGNORECASE)
+#: Words that make the cue a plan, not an act ("dự kiến thay thế", "will replace", "proposed to supersede").
+_NOT_YET = re.compile(
+    r"\b(?:dự\s+kiến|sẽ|đề\s+xuất|đề\s+nghị|nhằm|will|would|shall\s+be|to\s+be|expected\s+to|proposed\s+to|"
+    r"plans?\s+to|intended\s+to|is\s+to)\s*(?:được\s+)?$",
+    re.IGNORECASE,
+)
+#: A title that makes the whole document a proposal: it replaces nothing yet.
+_DRAFT_TITLE = re.compile(r"dự\s+thảo|lấy\s+ý\s+kiến|\bdraft\b|\bconsultation\b|\bproposal\b", re.IGNORECASE)
+#: A date or an issuer between a document's number and the cue says which document, not what happens
+#: to it: "Quyết định số X ngày 10 tháng 02 năm 2021 của Tổng Giám đốc hết hiệu lực".
+_DATE_PHRASE = re.compile(
+    r"\bngày\s+\d{1,2}\s+tháng\s+\d{1,2}\s+năm\s+\d{4}|\bngày\s+\d{1,2}[/.-]\d{1,2}[/.-]\d{4}|"
+    r"\b(?:dated|issued\s+on|of)\s+\d{1,2}\s+[A-Z][a-z]+\s+\d{4}|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{4}",
+    re.IGNORECASE,
+)
+_ISSUER = re.compile(r"\bcủa\s+(?:[A-ZĐÀ-Ỹ][\wĐđ]*\s*){1,6}$")
+#: "<description> ban hành kèm theo Quyết định số X": the description names X's attachment, i.e. X.
+_ATTACHED_TO = re.compile(r"\b(?:ban\s+hành\s+)?kèm\s+theo\b|\bban\s+hành\s+theo\b|\bissued\s+(?:with|under)\b",
+                          re.IGNORECASE)
 _MAX_GAP_WORDS = 10
 #: Of the body, where a document states its own number ("Ban hành kèm theo Quyết định số ...").
 _PREAMBLE_CHARS = 600
@@ -141,15 +160,24 @@ def _references(sentence: str, cue: re.Match, targets: Mapping[str, str]) -> Ite
                 passive = False
             elif start <= cue.start():  # "[Quyết định số] X hết hiệu lực"
                 gap = sentence[start:cue.start()]
-                lead = _LEADING_LABEL.sub("", sentence[:at])
+                lead = re.split(r"[,;:]", _LEADING_LABEL.sub("", sentence[:at]))[-1]
                 passive = True
-                if _PART.search(" ".join(lead.split()[-6:])):
-                    continue  # "Điều 5 Quyết định X được bãi bỏ": a part of X
+                if _PART.search(lead):
+                    continue  # "Điều 5 Quyết định X được bãi bỏ", "Phụ lục 2 kèm theo X hết hiệu lực": a part of X
             else:
                 continue
-            if _words(gap) > _MAX_GAP_WORDS or _PART.search(gap):
+            if _PART.search(gap) or (not passive and _NOT_YET.search(sentence[:cue.start()])):
                 continue
-            gap_words = re.sub(r"kèm\s+theo", " ", gap, flags=re.I)
+            if passive and _NOT_YET.search(gap):
+                continue  # "X sẽ hết hiệu lực khi ...", "X will be withdrawn"
+            gap_words = _DATE_PHRASE.sub(" ", gap)
+            if passive:
+                gap_words = _ISSUER.sub(" ", gap_words.rstrip())
+            elif (attached := list(_ATTACHED_TO.finditer(gap_words))) and \
+                    _words(gap_words[:attached[-1].start()]) <= 2 * _MAX_GAP_WORDS:
+                gap_words = gap_words[attached[-1].end():]  # "thay thế Biểu phí ... ban hành kèm theo [X]"
+            if _words(gap_words) > _MAX_GAP_WORDS:
+                continue
             if not passive and _BREAK.search(gap_words):
                 continue  # "thay thế được cấp theo ...", "replaced by X": X is not what is replaced
             if passive and re.search(r"\b(?:bởi|bằng|by|this|này)\b", gap_words, re.I) and \
@@ -163,6 +191,8 @@ def _sentences(text: str) -> list[str]:
 
 
 def _text_replacements(doc: DocumentText, names: Mapping[str, str], dates: Mapping[str, str]) -> list[Replacement]:
+    if _DRAFT_TITLE.search(normalize(doc.title)):
+        return []  # a draft or a call for comments announces a replacement; it makes none
     targets = {name: other for name, other in names.items() if other != doc.doc_id}
     found: dict[str, Replacement] = {}
     for sentence in _sentences(doc.text):
@@ -204,6 +234,16 @@ def _version_replacements(docs: Sequence[DocumentText]) -> list[Replacement]:
     return out
 
 
+def _versioned_names(doc: DocumentText) -> list[str]:
+    """"POL-IT-11 version 2.0", "POL-IT-11 v2": a code shared by a series, named with its version."""
+    _, version = _version_of(doc.title)
+    if not version:
+        return []
+    forms = {".".join(map(str, version)), ".".join(map(str, version)).removesuffix(".0")}
+    return [f"{ident.casefold()}{sep}{v}" for ident in own_identifiers(doc) for v in forms
+            for sep in (" version ", ", version ", " (version ", " v", " v.", " ver. ", " phiên bản ", ", phiên bản ")]
+
+
 def find_replacements(docs: Sequence[DocumentText]) -> list[Replacement]:
     """Every whole-document replacement among ``docs``: declared in front matter, said in the text,
     or implied by a higher version of the same title. Only documents of ``docs`` count."""
@@ -212,7 +252,8 @@ def find_replacements(docs: Sequence[DocumentText]) -> list[Replacement]:
     claims: dict[str, set[str]] = {}
     for doc in docs:
         title = " ".join(normalize(doc.title).split()).casefold()
-        for name in (*(i.casefold() for i in own_identifiers(doc)), *([title] if len(title.split()) >= 3 else [])):
+        for name in (*(i.casefold() for i in own_identifiers(doc)), *_versioned_names(doc),
+                     *([title] if len(title.split()) >= 3 else [])):
             claims.setdefault(name, set()).add(doc.doc_id)
     # a number or title two documents claim names neither for sure
     names = {name: next(iter(owners)) for name, owners in claims.items() if len(owners) == 1}

@@ -40,6 +40,11 @@ def test_a_document_knows_its_own_number_not_the_ones_it_cites() -> None:
     "Quyết định này thay thế Quy định ban hành kèm theo Quyết định số 14/2022/QĐ-CNS.",
     "Kể từ ngày Quyết định này có hiệu lực, Quyết định số 14/2022/QĐ-CNS hết hiệu lực.",
     "Biểu phí này thay thế Biểu phí lắp đặt đồng hồ nước năm 2022.",
+    # a date and an issuer between the number and the cue say which document, not what happens to it
+    "Quyết định số 14/2022/QĐ-CNS ngày 02 tháng 03 năm 2022 của Giám đốc Công ty Cấp nước Sông Nhuệ hết hiệu lực.",
+    # what is replaced is described at length, then named by the decision it was issued with
+    "Quyết định này thay thế Biểu phí lắp đặt, di dời và kiểm tra đồng hồ nước sinh hoạt cho hộ gia đình "
+    "ban hành kèm theo Quyết định số 14/2022/QĐ-CNS.",
 ])
 def test_a_whole_replacement_in_words_names_the_older_document(sentence: str) -> None:
     rep, = find_replacements([OLD_TARIFF, _new(sentence)])
@@ -54,6 +59,10 @@ def test_a_whole_replacement_in_words_names_the_older_document(sentence: str) ->
     "Căn cứ Quyết định số 14/2022/QĐ-CNS, phí kiểm định được thu riêng.",  # a citation
     "Đồng hồ thay thế được cấp theo Quyết định số 14/2022/QĐ-CNS.",  # "thay thế" as an adjective
     "Quyết định này thay thế Quyết định số 99/2021/QĐ-CNS.",  # a document outside the corpus
+    "Năm 2025, Công ty dự kiến thay thế Quyết định số 14/2022/QĐ-CNS bằng một biểu phí mới.",  # a plan
+    "Quyết định số 14/2022/QĐ-CNS sẽ hết hiệu lực khi biểu phí mới được phê duyệt.",  # not yet
+    "Phụ lục 3 ban hành kèm theo Quyết định số 14/2022/QĐ-CNS hết hiệu lực.",  # an annex of it
+    "Biểu mẫu đăng ký, Phụ lục 1 kèm theo Quyết định số 14/2022/QĐ-CNS, được bãi bỏ.",  # the same, with commas
 ])
 def test_what_is_not_a_whole_replacement(sentence: str) -> None:
     assert _pairs(OLD_TARIFF, _new(sentence)) == set()
@@ -128,3 +137,23 @@ def test_a_question_that_names_the_old_version_gets_it() -> None:
     assert set(rep.names) >= {"v1.4", "1.4", "fin-cr-01"}
     assert names_in("what about v1.4?", rep.names) and names_in("Theo FIN-CR-01 thì sao?", rep.names)
     assert not names_in("What are the card rates?", rep.names) and not names_in("clause 21.4 applies", rep.names)
+
+
+def test_a_draft_for_comments_replaces_nothing_yet() -> None:
+    draft = _new("Dự thảo này thay thế Quyết định số 14/2022/QĐ-CNS.",
+                 title="Dự thảo Biểu phí lắp đặt đồng hồ nước năm 2024 (lấy ý kiến)")
+    assert _pairs(OLD_TARIFF, draft) == set()
+    consultation = DocumentText("consult", "Consultation: Visitor Policy", "This proposal supersedes CL-VIS-02.",
+                                "2024-01-01")
+    policy = DocumentText("pol-old", "Clinic Visitor Policy", "Policy CL-VIS-02 sets visiting hours.", "2022-01-01")
+    assert _pairs(policy, consultation) == set()
+
+
+def test_a_code_shared_by_two_versions_is_named_with_its_version() -> None:
+    """"LAB-SAF-03 version 1.0 is withdrawn": the code alone names both versions; with the version, one."""
+    v1 = DocumentText("lab-v1", "Laboratory Safety Rules (version 1.0)", "Rules LAB-SAF-03. Wear goggles.", "2021-01-01")
+    v2 = DocumentText("lab-v2", "Laboratory Safety Rules (version 2.0)", "Rules LAB-SAF-03. Wear goggles and gloves.",
+                      "2023-01-01")
+    v3 = DocumentText("lab-v3", "Laboratory and Workshop Safety Rules",
+                      "Rules LAB-SAF-04. LAB-SAF-03 version 2.0 is withdrawn and replaced by these rules.", "2025-01-01")
+    assert _pairs(v1, v2, v3) == {("lab-v1", "lab-v2"), ("lab-v2", "lab-v3")}
