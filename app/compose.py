@@ -287,7 +287,8 @@ def build_pipeline(settings: Settings, models: Models, index: Index) -> Pipeline
     retrieval = Retrieval(index.collection, index.bm25, models.embed_model, models.condense_llm,
                           RetrievalConfig(s.top_k, s.candidate_k, s.vector_weight, bm25_weight, s.rrf_k,
                                           s.num_queries),
-                          replacements=(index.manifest.replacements or []) if index.manifest else ())
+                          replacements=(index.manifest.replacements or []) if index.manifest else (),
+                          leave_out_replaced=s.leave_out_replaced)
     steps = build_steps(Parts(settings, models, index, retrieval))
     return Pipeline(steps, models=models, choices=build_choices(settings, models), retrieval=retrieval,
                     index=index, log=TurnLog(s.record_log),

@@ -244,9 +244,11 @@ def _versioned_names(doc: DocumentText) -> list[str]:
             for sep in (" version ", ", version ", " (version ", " v", " v.", " ver. ", " phiên bản ", ", phiên bản ")]
 
 
-def find_replacements(docs: Sequence[DocumentText]) -> list[Replacement]:
+def find_replacements(docs: Sequence[DocumentText], *, from_text: bool = True,
+                      from_versions: bool = True) -> list[Replacement]:
     """Every whole-document replacement among ``docs``: declared in front matter, said in the text,
-    or implied by a higher version of the same title. Only documents of ``docs`` count."""
+    or implied by a higher version of the same title. Only documents of ``docs`` count.
+    ``from_text`` / ``from_versions`` switch the two readings off, for ablations."""
     ids = {d.doc_id for d in docs}
     dates = {d.doc_id: d.date for d in docs}
     claims: dict[str, set[str]] = {}
@@ -263,9 +265,9 @@ def find_replacements(docs: Sequence[DocumentText]) -> list[Replacement]:
         for old in doc.declared:
             if old in ids and old != doc.doc_id:
                 out.setdefault((old, doc.doc_id), Replacement(old, doc.doc_id, "front matter", "supersedes: " + old))
-        for rep in _text_replacements(doc, names, dates):
+        for rep in _text_replacements(doc, names, dates) if from_text else ():
             out.setdefault((rep.old, rep.new), rep)
-    for rep in _version_replacements(docs):
+    for rep in _version_replacements(docs) if from_versions else ():
         out.setdefault((rep.old, rep.new), rep)
     by_id = {d.doc_id: d for d in docs}
     return sorted((replace(r, names=_names(by_id[r.old], by_id[r.new]), old_date=by_id[r.old].date,

@@ -58,13 +58,15 @@ class Retrieval:
 
     def __init__(self, collection: Any, bm25: VietEnBM25Retriever | None, embed_model: Any, llm: LLM,
                  config: RetrievalConfig = RetrievalConfig(), cache_size: int = 64,
-                 replacements: Sequence[Mapping[str, Any]] = ()) -> None:
+                 replacements: Sequence[Mapping[str, Any]] = (), leave_out_replaced: bool = True) -> None:
         self.collection = collection
         self.bm25 = bm25
-        #: documents another one of the index replaces (the manifest's): left out like inactive ones,
-        #: unless a question names one (``replaced_for``)
-        self.replacements = tuple(replacements)
-        self.replaced = replaced_documents(self.replacements)
+        #: documents another one of the index replaces (the manifest's): with ``leave_out_replaced``,
+        #: left out like inactive ones unless a question names one (``replaced_for``)
+        self.leave_out_replaced = leave_out_replaced
+        self.replacements: tuple[Mapping[str, Any], ...] = ()
+        self.replaced: frozenset[str] = frozenset()
+        self._set_replacements(replacements)
         self.embed_model = embed_model
         self.config = config
         self._llm = llm  # only used by LlamaIndex's query generation when num_queries > 1
@@ -78,9 +80,12 @@ class Retrieval:
         with self._lock:
             self.bm25 = bm25
             if replacements is not None:
-                self.replacements = tuple(replacements)
-                self.replaced = replaced_documents(self.replacements)
+                self._set_replacements(replacements)
             self._cache.clear()
+
+    def _set_replacements(self, replacements: Sequence[Mapping[str, Any]]) -> None:
+        self.replacements = tuple(replacements) if self.leave_out_replaced else ()
+        self.replaced = replaced_documents(self.replacements)
 
     def replaced_for(self, query: str) -> frozenset[str]:
         """The replaced documents to leave out for ``query``: all but those it names ("what about v1.2?")."""

@@ -75,15 +75,24 @@ def load_split(split: Path) -> tuple[list[DocumentText], frozenset[tuple[str, st
     return docs, frozenset(gold)
 
 
-def score_split(split: Path) -> ReplacementScores:
+#: Each reading switched off on its own: what the floors must catch.
+ABLATIONS: dict[str, dict[str, bool]] = {
+    "sentences off": {"from_text": False},
+    "versions off": {"from_versions": False},
+}
+
+
+def score_split(split: Path, **switches: bool) -> ReplacementScores:
     docs, gold = load_split(split)
-    return ReplacementScores(tuple(find_replacements(docs)), gold)
+    return ReplacementScores(tuple(find_replacements(docs, **switches)), gold)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evals.replacements", description=__doc__.split("\n\n")[0])
     parser.add_argument("splits", nargs="+", type=Path, help="split folders (corpus/ + labels.jsonl)")
     parser.add_argument("--out", type=Path, help="write the scores and every miss and false alarm as JSON here")
+    parser.add_argument("--ablations", action="store_true",
+                        help="also print each split's scores with each reading switched off (%s)" % ", ".join(ABLATIONS))
     args = parser.parse_args(argv)
     report = {}
     for split in args.splits:
@@ -96,6 +105,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  false alarm: {r.old} <- {r.new} ({r.basis}): {r.evidence[:140]}")
         for old, new in sorted(scores.gold - scores.predicted):
             print(f"  missed: {old} <- {new}")
+        for name, switches in ABLATIONS.items() if args.ablations else ():
+            off = score_split(split, **switches)
+            report[f"{split} ({name})"] = off.to_dict()
+            print(f"  {name}: precision {off.precision:.2f}, recall {off.recall:.2f}, F1 {off.f1:.2f}")
     if args.out:
         args.out.write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
     return 0

@@ -99,7 +99,8 @@ def test_ingest_records_replacements_and_retrieval_leaves_the_old_document_out(t
               "Phí lắp đặt đồng hồ nước là 1.100.000 đồng/bộ.")
     write_doc(corpus, "meter-check", "Kiểm định đồng hồ nước", "2023-01-01", "Phí kiểm định đồng hồ nước là 200.000 đồng/lần.")
     settings = load_settings(index_dir=tmp_path / "index", embedding="fake", llm="fake", log_dir=None,
-                             refusal_min_vector=-1.0, top_k=5, candidate_k=10, conflicts=False)
+                             refusal_min_vector=-1.0, top_k=5, candidate_k=10, conflicts=False,
+                             leave_out_replaced=True)
     ingest_path(settings, corpus, embed_model=HashEmbedding())
     manifest = Manifest.load(tmp_path / "index")
     assert [(r["old"], r["new"], r["basis"]) for r in manifest.replacements] == [("meter-fee-2022", "meter-fee-2024", "text")]
@@ -111,6 +112,7 @@ def test_ingest_records_replacements_and_retrieval_leaves_the_old_document_out(t
 
     assert docs() == {"meter-fee-2024", "meter-check"}
     assert "meter-fee-2022" in docs(include_inactive=True)
+    assert "meter-fee-2022" in docs(leave_out_replaced=False)  # the default: recorded, not left out
     # a turn that names the old document (its year, its number) gets it back; others do not
     pipeline = open_pipeline(settings, build_models(settings, llm=ScriptedLLM(), embed_model=HashEmbedding()))
     session = engine_over(pipeline).session
