@@ -18,8 +18,8 @@ from llama_index.core.llms import LLM
 from engines.bm25 import VietEnBM25Retriever
 from engines.errors import IndexUnavailable
 from engines.filters import NO_FILTER, MetadataFilter
-from engines.replacements import names_in, replaced_documents
 from engines.fusion import RRF_K, HybridFusionRetriever
+from engines.replacements import names_in, replaced_documents
 from engines.store import ChromaVectorRetriever
 
 #: BM25's weight in the fusion by the corpus's main language. Vietnamese corpora carry codes and clause
