@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from engines.document_names import cited_title, dated_references, effective_dates, title_words
 from engines.text import normalize
 
 __all__ = ["DocumentText", "Replacement", "find_replacements", "replaced_documents", "documents_from_chunks", "names_in"]
@@ -69,19 +70,26 @@ _DOCUMENT_NOUN = re.compile(
 #: A whole-document replacement or withdrawal, as a phrase.
 _CUE = re.compile(
     r"\b(?:thay\s+thế|bãi\s+bỏ|h[ủu]y\s+bỏ|hết\s+hiệu\s+lực|không\s+còn\s+(?:có\s+)?hiệu\s+lực|"
+    r"chấm\s+dứt\s+(?:áp\s+dụng|hiệu\s+lực)|ngừng\s+áp\s+dụng|"
     r"không\s+còn\s+(?:được\s+)?áp\s+dụng|supersedes?|superseded|replaces?|replaced|withdrawn|repealed|"
     r"rescinded|revoked|no\s+longer\s+(?:in\s+force|applies|valid))\b",
     re.IGNORECASE,
 )
+#: Cues that say what happens to their subject, not to an object: "X hết hiệu lực", "X is withdrawn".
+_INTRANSITIVE = re.compile(r"hết|không\s+còn|chấm\s+dứt|ngừng|withdrawn|repealed|rescinded|revoked|no\s+longer|"
+                           r"superseded|replaced", re.IGNORECASE)
+#: Joins the objects of one cue: "Bãi bỏ Quyết định A và Quyết định B".
+_COORDINATOR = re.compile(r"\b(?:và|cùng|and)\b|[,;]", re.IGNORECASE)
 #: A part of a document: what is replaced is then that part, not the document.
 _PART = re.compile(
     r"\b(?:điều|khoản|điểm|mục|phụ\s+lục|chương|phần|biểu\s+mẫu|mẫu|article|section|clause|paragraph|annex|"
-    r"appendix|schedule|part|chapter|item|form)\s+[\dIVXivx]|§|\b(?:phụ\s+lục|annex|appendix)\b",
+    r"appendix|schedule|part|chapter|item|form)\s+[\dIVXivx]|§|\b(?:phụ\s+lục|annex|appendix)\b|"
+    r"\b(?:biểu\s+mẫu|mẫu|form)\s+(?:số\s+)?[A-Z]{1,4}[-\d]",
     re.IGNORECASE,
 )
 #: Words that end the object of the cue ("thẻ thay thế được cấp theo ...", "replaced by ...", "mức phí tại ...").
 _BREAK = re.compile(
-    r"\b(?:được|bị|bởi|bằng|do|tại|trong|của|có|theo|by|is|are|was|were|will|be|under|per|according|"
+    r"\b(?:được|bị|bởi|bằng|do|tại|trong|của|có|theo|thuộc|by|is|are|was|were|will|be|under|per|according|"
     r"pursuant|in|within)\b",
     re.IGNORECASE,
 )
@@ -90,12 +98,16 @@ _CITING = re.compile(r"căn\s+cứ|sửa\s+đổi|bổ\s+sung|thay\s+cho|\btại
                      re.IGNORECASE)
 #: How a document introduces its own number ("Ban hành kèm theo Quyết định số ...", "issued under ...").
 _ISSUED = re.compile(r"ban\s+hành|kèm\s+theo|\bissued\b|\badopted\b", re.IGNORECASE)
-_VERSION = re.compile(r"[(\[]?\s*\b(?:phiên\s+bản|version|ver\.?|v)\s*(\d+(?:\.\d+)*)\s*[)\]]?", re.IGNORECASE)
+_VERSION = re.compile(
+    r"[(\[]?\s*\b(?:(?:phiên\s+bản|version|ver\.?|v|issue|lần\s+ban\s+hành\s+thứ|ban\s+hành\s+lần(?:\s+thứ)?)\s*"
+    r"(\d+(?:\.\d+)*)|(?:rev(?:ision)?\.?)\s*(\d+|[A-Z])\b)\s*[)\]]?",
+    re.IGNORECASE,
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[*_(\"“]*[A-ZĐÀ-Ỹ])|\n+")
 _LEADING_LABEL = re.compile(r"^\W*(?:điều|article|section)\s+\d+[.:]\W*|^\W*\d+(?:\.\d+)*[.)]\s*", re.IGNORECASE)
 #: Words that make the cue a plan, not an act ("dự kiến thay thế", "will replace", "proposed to supersede").
 _NOT_YET = re.compile(
-    r"\b(?:dự\s+kiến|sẽ|đề\s+xuất|đề\s+nghị|nhằm|will|would|shall\s+be|to\s+be|expected\s+to|proposed\s+to|"
+    r"\b(?:dự\s+kiến|sẽ|đề\s+xuất|đề\s+nghị|will|would|shall\s+be|to\s+be|expected\s+to|proposed\s+to|"
     r"plans?\s+to|intended\s+to|is\s+to)\s*(?:được\s+)?$",
     re.IGNORECASE,
 )
@@ -105,10 +117,13 @@ _DRAFT_TITLE = re.compile(r"dự\s+thảo|lấy\s+ý\s+kiến|\bdraft\b|\bconsul
 #: to it: "Quyết định số X ngày 10 tháng 02 năm 2021 của Tổng Giám đốc hết hiệu lực".
 _DATE_PHRASE = re.compile(
     r"\bngày\s+\d{1,2}\s+tháng\s+\d{1,2}\s+năm\s+\d{4}|\bngày\s+\d{1,2}[/.-]\d{1,2}[/.-]\d{4}|"
-    r"\b(?:dated|issued\s+on|of)\s+\d{1,2}\s+[A-Z][a-z]+\s+\d{4}|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{4}",
+    r"\b(?:dated|issued\s+on|of)\s+\d{1,2}\s+[A-Z][a-z]+\s+\d{4}|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{4}|"
+    r"\b(?:năm|in)\s+\d{4}\b",
     re.IGNORECASE,
 )
 _ISSUER = re.compile(r"\bcủa\s+(?:[A-ZĐÀ-Ỹ][\wĐđ]*\s*){1,6}$")
+#: "của Giám đốc ... ban hành", "do Hiệu trưởng ban hành": who issued the document named.
+_ISSUED_BY = re.compile(r"\b(?:của|do)\s+(?:\S+\s+){0,10}?ban\s+hành\b", re.IGNORECASE)
 #: "<description> ban hành kèm theo Quyết định số X": the description names X's attachment, i.e. X.
 _ATTACHED_TO = re.compile(r"\b(?:ban\s+hành\s+)?kèm\s+theo\b|\bban\s+hành\s+theo\b|\bissued\s+(?:with|under)\b",
                           re.IGNORECASE)
@@ -143,61 +158,94 @@ def own_identifiers(doc: DocumentText) -> frozenset[str]:
     return frozenset(found)
 
 
-def _references(sentence: str, cue: re.Match, targets: Mapping[str, str]) -> Iterable[tuple[str, str]]:
-    """(doc_id, how it was named) for each document of ``targets`` (a name -> doc_id map, names
-    casefolded) that the sentence names as the object of ``cue``, whole."""
+def _mentions(sentence: str, targets: Mapping[str, str],
+              dated: Sequence[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """(start, end, doc_id) of each document the sentence names: by a name of ``targets`` (a name ->
+    doc_id map, names casefolded) as whole words, or by a date (``dated``). Where two
+    overlap, the longer wins ("Quy chế đào tạo theo hệ thống tín chỉ" over "Quy chế đào tạo")."""
     folded = sentence.casefold()
+    found: list[tuple[int, int, str]] = list(dated)
     for name, doc_id in targets.items():
         start = 0
         while (at := folded.find(name, start)) >= 0:
             start = at + len(name)
-            edge_before = at == 0 or not folded[at - 1].isalnum()
-            edge_after = start >= len(folded) or not folded[start].isalnum()
-            if not (edge_before and edge_after):
-                continue
-            if at >= cue.end():  # "thay thế [Quyết định số] X"
-                gap = sentence[cue.end():at]
-                passive = False
-            elif start <= cue.start():  # "[Quyết định số] X hết hiệu lực"
-                gap = sentence[start:cue.start()]
-                lead = re.split(r"[,;:]", _LEADING_LABEL.sub("", sentence[:at]))[-1]
-                passive = True
-                if _PART.search(lead):
-                    continue  # "Điều 5 Quyết định X được bãi bỏ", "Phụ lục 2 kèm theo X hết hiệu lực": a part of X
-            else:
-                continue
-            if _PART.search(gap) or (not passive and _NOT_YET.search(sentence[:cue.start()])):
-                continue
-            if passive and _NOT_YET.search(gap):
-                continue  # "X sẽ hết hiệu lực khi ...", "X will be withdrawn"
-            gap_words = _DATE_PHRASE.sub(" ", gap)
-            if passive:
-                gap_words = _ISSUER.sub(" ", gap_words.rstrip())
-            elif (attached := list(_ATTACHED_TO.finditer(gap_words))) and \
-                    _words(gap_words[:attached[-1].start()]) <= 2 * _MAX_GAP_WORDS:
-                gap_words = gap_words[attached[-1].end():]  # "thay thế Biểu phí ... ban hành kèm theo [X]"
-            if _words(gap_words) > _MAX_GAP_WORDS:
-                continue
-            if not passive and _BREAK.search(gap_words):
-                continue  # "thay thế được cấp theo ...", "replaced by X": X is not what is replaced
-            if passive and re.search(r"\b(?:bởi|bằng|by|this|này)\b", gap_words, re.I) and \
-                    re.search(r"thay\s+thế|replace|supersede", cue.group(0), re.I):
-                continue  # "X được thay thế bởi ...": X is replaced by something this sentence names
-            yield doc_id, sentence[at:start]
+            if (at == 0 or not folded[at - 1].isalnum()) and (start >= len(folded) or not folded[start].isalnum()):
+                found.append((at, start, doc_id))
+    return [m for m in found if not any(o[0] <= m[0] and m[1] <= o[1] and o[1] - o[0] > m[1] - m[0] for o in found)]
+
+
+def _references(sentence: str, cue: re.Match, mentions: Sequence[tuple[int, int, str]],
+                titles: Mapping[str, str]) -> Iterable[tuple[str, str]]:
+    """(doc_id, how it was named) for each mention the sentence makes the object of ``cue``, whole.
+    Words of the named document's own title between it and the cue describe it: they do not count."""
+    for at, start, doc_id in mentions:
+        if at >= cue.end():  # "thay thế [Quyết định số] X"
+            if _INTRANSITIVE.search(cue.group(0)):
+                continue  # "X hết hiệu lực kể từ ngày ...": what follows is not what ends
+            gap = sentence[cue.end():at]
+            listed = [end for first, end, other in mentions if other != doc_id and cue.end() <= first and end <= at]
+            if listed and _COORDINATOR.search(sentence[max(listed):at]):
+                gap = sentence[max(listed):at]  # "Bãi bỏ Quyết định A ... và Quyết định B": B is the cue's too
+            passive = False
+        elif start <= cue.start():  # "[Quyết định số] X hết hiệu lực"
+            gap = sentence[start:cue.start()]
+            lead = re.split(r"[,;:]", _LEADING_LABEL.sub("", sentence[:at]))[-1]
+            passive = True
+            if _PART.search(lead):
+                continue  # "Điều 5 Quyết định X được bãi bỏ", "Phụ lục 2 kèm theo X hết hiệu lực": a part of X
+        else:
+            continue
+        if _PART.search(gap) or (not passive and _NOT_YET.search(sentence[:cue.start()])):
+            continue
+        if passive and _NOT_YET.search(gap):
+            continue  # "X sẽ hết hiệu lực khi ...", "X will be withdrawn"
+        gap_words = _ISSUED_BY.sub(" ", _DATE_PHRASE.sub(" ", gap))
+        if passive:
+            gap_words = _ISSUER.sub(" ", gap_words.rstrip())
+        elif (attached := list(_ATTACHED_TO.finditer(gap_words))) and \
+                _words(gap_words[:attached[-1].start()]) <= 2 * _MAX_GAP_WORDS:
+            gap_words = gap_words[attached[-1].end():]  # "thay thế Biểu phí ... ban hành kèm theo [X]"
+        own = title_words(titles.get(doc_id, ""))
+        if len([w for w in re.findall(r"\w+", gap_words.casefold()) if w not in own]) > _MAX_GAP_WORDS:
+            continue
+        if not passive and _BREAK.search(gap_words):
+            continue  # "thay thế được cấp theo ...", "replaced by X": X is not what is replaced
+        if passive and re.search(r"\b(?:bởi|bằng|by|this|này)\b", gap_words, re.I) and \
+                re.search(r"thay\s+thế|replace|supersede", cue.group(0), re.I):
+            continue  # "X được thay thế bởi ...": X is replaced by something this sentence names
+        yield doc_id, sentence[at:start]
 
 
 def _sentences(text: str) -> list[str]:
     return [s.strip(" *_") for s in _SENTENCE_END.split(normalize(text)) if s.strip(" *_")]
 
 
-def _text_replacements(doc: DocumentText, names: Mapping[str, str], dates: Mapping[str, str]) -> list[Replacement]:
+@dataclass(frozen=True)
+class DatedNames:
+    """What lets a date in a sentence name a document (``engines.document_names.dated_references``)."""
+
+    by_day: Mapping[str, Sequence[str]]
+    titles: Mapping[str, str]
+    issued: Mapping[str, Sequence[str]]
+    numbers: Mapping[str, frozenset[str]]
+
+    def in_sentence(self, sentence: str, exclude: str) -> list[tuple[int, int, str]]:
+        return list(dated_references(sentence, self.by_day, self.titles, exclude, self.issued, self.numbers))
+
+
+def _text_replacements(doc: DocumentText, names: Mapping[str, str], dates: Mapping[str, str],
+                       dated: DatedNames) -> list[Replacement]:
     if _DRAFT_TITLE.search(normalize(doc.title)):
         return []  # a draft or a call for comments announces a replacement; it makes none
     targets = {name: other for name, other in names.items() if other != doc.doc_id}
     found: dict[str, Replacement] = {}
     for sentence in _sentences(doc.text):
-        for cue in _CUE.finditer(sentence):
-            for old, named in _references(sentence, cue, targets):
+        cues = list(_CUE.finditer(sentence))
+        if not cues:
+            continue
+        mentions = _mentions(sentence, targets, dated.in_sentence(sentence, doc.doc_id))
+        for cue in cues:
+            for old, named in _references(sentence, cue, mentions, dated.titles):
                 if old in found or (doc.date and dates.get(old) and dates[old] > doc.date):
                     continue  # an older document cannot replace a newer one
                 found[old] = Replacement(old, doc.doc_id, "text", sentence[:300])
@@ -212,7 +260,10 @@ def _version_of(title: str) -> tuple[str, tuple[int, ...]]:
     if match is None:
         return _key(title), ()
     base = normalize(title)[:match.start()] + " " + normalize(title)[match.end():]
-    return _key(base), tuple(int(p) for p in match.group(1).split("."))
+    number = match.group(1) or match.group(2)
+    if not number[0].isdigit():
+        return _key(base), (ord(number.upper()) - ord("A") + 1,)  # "Rev. C" is the third
+    return _key(base), tuple(int(p) for p in number.split("."))
 
 
 def _version_replacements(docs: Sequence[DocumentText]) -> list[Replacement]:
@@ -254,18 +305,29 @@ def find_replacements(docs: Sequence[DocumentText], *, from_text: bool = True,
     claims: dict[str, set[str]] = {}
     for doc in docs:
         title = " ".join(normalize(doc.title).split()).casefold()
-        for name in (*(i.casefold() for i in own_identifiers(doc)), *_versioned_names(doc),
-                     *([title] if len(title.split()) >= 3 else [])):
+        cited = cited_title(doc.title)
+        for name in {*(i.casefold() for i in own_identifiers(doc)), *_versioned_names(doc),
+                     *(t for t in (title, cited) if len(t.split()) >= 3)}:
             claims.setdefault(name, set()).add(doc.doc_id)
     # a number or title two documents claim names neither for sure
     names = {name: next(iter(owners)) for name, owners in claims.items() if len(owners) == 1}
     names.update({doc.doc_id.casefold(): doc.doc_id for doc in docs})
+    by_day: dict[str, list[str]] = {}  # the days each document was issued or took effect: dates name them
+    for doc in docs:
+        for day in {doc.date, *effective_dates(doc.text)} - {""}:
+            by_day.setdefault(day, []).append(doc.doc_id)
+    titles = {doc.doc_id: doc.title for doc in docs}
+    issued: dict[str, list[str]] = {}
+    for doc in docs:
+        issued.setdefault(doc.date, []).append(doc.doc_id)
+    numbers = {doc.doc_id: frozenset(i.casefold() for i in own_identifiers(doc)) for doc in docs}
+    dated = DatedNames(by_day, titles, issued, numbers)
     out: dict[tuple[str, str], Replacement] = {}
     for doc in docs:
         for old in doc.declared:
             if old in ids and old != doc.doc_id:
                 out.setdefault((old, doc.doc_id), Replacement(old, doc.doc_id, "front matter", "supersedes: " + old))
-        for rep in _text_replacements(doc, names, dates) if from_text else ():
+        for rep in _text_replacements(doc, names, dates, dated) if from_text else ():
             out.setdefault((rep.old, rep.new), rep)
     for rep in _version_replacements(docs) if from_versions else ():
         out.setdefault((rep.old, rep.new), rep)

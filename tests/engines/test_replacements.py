@@ -159,3 +159,59 @@ def test_a_code_shared_by_two_versions_is_named_with_its_version() -> None:
     v3 = DocumentText("lab-v3", "Laboratory and Workshop Safety Rules",
                       "Rules LAB-SAF-04. LAB-SAF-03 version 2.0 is withdrawn and replaced by these rules.", "2025-01-01")
     assert _pairs(v1, v2, v3) == {("lab-v1", "lab-v2"), ("lab-v2", "lab-v3")}
+
+
+# A clinic's documents whose own text never states their number: other documents name them by date and title.
+CLINIC_HOURS = DocumentText("hours-2021", "Quyết định ban hành Quy định khám bệnh ngoài giờ",
+                            "Điều 1. Phòng khám nhận bệnh nhân ngoài giờ từ 17h00 đến 20h00.", "2021-01-05")
+CLINIC_PRICES = DocumentText("prices-2022", "Quyết định ban hành Bảng giá dịch vụ xét nghiệm",
+                             "Điều 2. Bảng giá dịch vụ xét nghiệm áp dụng từ ngày 01/7/2022.", "2022-06-20")
+
+
+def _clinic(text: str, title: str = "Quyết định ban hành Quy định khám bệnh", date: str = "2024-03-01") -> DocumentText:
+    return DocumentText("clinic-new", title, text, date)
+
+
+@pytest.mark.parametrize("sentence, old", [
+    # a number the old document never states, and its date
+    ("Quyết định này thay thế Quyết định số 7/QĐ-PKHB ngày 05/01/2021.", "hours-2021"),
+    # passive, with the issuer and the old title between the date and the cue
+    ("Quyết định số 7/QĐ-PKHB ngày 05 tháng 01 năm 2021 của Giám đốc Phòng khám đa khoa Hòa Bình ban hành "
+     "Quy định khám bệnh ngoài giờ hết hiệu lực kể từ ngày Quyết định này có hiệu lực.", "hours-2021"),
+    # by its title, as cited (without "Quyết định ban hành"), with who issued it and the year
+    ("Kể từ ngày này, Quy định khám bệnh ngoài giờ do Giám đốc ban hành năm 2021 không còn hiệu lực.", "hours-2021"),
+    # by the day it took effect
+    ("Bảng giá dịch vụ xét nghiệm áp dụng từ ngày 01/7/2022 chấm dứt áp dụng kể từ ngày 01/3/2024.", "prices-2022"),
+])
+def test_a_document_named_by_its_date_or_its_cited_title(sentence: str, old: str) -> None:
+    assert _pairs(CLINIC_HOURS, CLINIC_PRICES, _clinic(sentence)) == {(old, "clinic-new")}
+
+
+def test_one_cue_for_two_documents_in_a_list() -> None:
+    sentence = ("Bãi bỏ Quyết định số 7/QĐ-PKHB ngày 05/01/2021 ban hành Quy định khám bệnh ngoài giờ và "
+                "Quyết định số 31/QĐ-PKHB ngày 20/6/2022 ban hành Bảng giá dịch vụ xét nghiệm.")
+    assert _pairs(CLINIC_HOURS, CLINIC_PRICES, _clinic(sentence)) == {("hours-2021", "clinic-new"),
+                                                                      ("prices-2022", "clinic-new")}
+
+
+@pytest.mark.parametrize("sentence", [
+    # the date is when something ends, not which document: "hết hiệu lực" takes no object
+    "Quy định tạm thời về khám bệnh hết hiệu lực kể từ ngày 05/01/2021.",
+    # a number the old document's own text contradicts
+    "Quyết định này thay thế Quyết định số 45/2022/QĐ-CNS ngày 02/03/2022.",
+    # a form with its code, belonging to a procedure, is replaced; the procedure stays
+    "Về việc thay thế biểu mẫu KB-02 thuộc Quy định khám bệnh ngoài giờ.",
+])
+def test_dates_and_forms_that_name_no_whole_document(sentence: str) -> None:
+    assert _pairs(CLINIC_HOURS, OLD_TARIFF, _clinic(sentence)) == set()
+
+
+@pytest.mark.parametrize("old_title, new_title", [
+    ("Procedure WH-03 Rev. B – Goods Receipt", "Procedure WH-03 Rev. C – Goods Receipt"),
+    ("Quy trình nhập kho QT-NK-01 (lần ban hành thứ 1)", "Quy trình nhập kho QT-NK-01 (lần ban hành thứ 2)"),
+    ("Goods Receipt Procedure, Issue 3", "Goods Receipt Procedure, Issue 4"),
+])
+def test_revisions_in_titles(old_title: str, new_title: str) -> None:
+    old = DocumentText("gr-old", old_title, "Receive goods at dock 2.", "2022-01-01")
+    new = DocumentText("gr-new", new_title, "Receive goods at dock 3.", "2024-01-01")
+    assert {(r.old, r.new, r.basis) for r in find_replacements([old, new])} == {("gr-old", "gr-new", "version")}
