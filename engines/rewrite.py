@@ -166,6 +166,23 @@ def looks_like_question(text: str) -> bool:
     return text.rstrip().endswith("?") or bool(_QUESTION_WORDS.search(text))
 
 
+#: After an English pronoun, words that keep it a pronoun: "is it free?", "does that apply?", "it?".
+_EN_PRONOUN_NEXT = re.compile(r"(?iu)^\s*(?:$|[?？.!,;:)]|(?:is|are|was|were|does|do|did|has|have|had|can|could|will|"
+                              r"would|should|may|must|also|still|too|again|apply|applies|cost|costs|mean|means|"
+                              r"include|includes|work|works|count|counts|free|taxable|available|valid|required|"
+                              r"allowed|possible|covered|for|in|on|at|with|to|by|of|from|as|or|and)\b)")
+
+
+def _points_at_a_noun(question: str, match: re.Match) -> bool:
+    """An English "this/that/these/those" before a noun is a determiner ("this portal"), and "they"
+    or "them" often stands for an agent ("if they ask me"): swapping in the earlier subject breaks
+    the sentence. "it", and a word followed by a verb or the end ("is that free?"), is a pronoun."""
+    word = match.group(1).casefold()
+    if word in {"they", "them"}:
+        return True
+    return word in {"this", "that", "these", "those"} and not _EN_PRONOUN_NEXT.match(question[match.end():])
+
+
 #: The frame of a question, not its subject: a Vietnamese question ends in it ("... bao nhiêu
 #: ngày?", "... là gì?", "... không?"), an English one starts with it ("What is the ...").
 _VI_ASK_TAIL = re.compile(
@@ -174,7 +191,17 @@ _VI_ASK_TAIL = re.compile(
 _VI_ASK_HEAD = re.compile(r"(?iu)^\s*(?:có phải|liệu|khi nào|bao giờ|vì sao|tại sao|ai|ở đâu|có)\s+")
 _EN_ASK_HEAD = re.compile(
     r"(?iu)^\s*(?:(?:what|which|who|whom|when|where|why|how(?:\s+(?:much|many|long|often|soon))?)\s+)?"
-    r"(?:is|are|was|were|does|do|did|can|could|should|will|would|may|must|has|have)\s+(?:there\s+)?(?:the\s+|a\s+|an\s+)?")
+    r"(?:is|are|was|were|does|do|did|can|could|should|will|would|may|must|has|have)\s+(?:there\s+)?"
+    r"(?:(?:it|i|you|we)\s+(?:(?:cost|take|need|have)\s+(?:to\s+)?)?)?(?:the\s+|a\s+|an\s+)?")
+#: Words that open an English follow-up without saying what it is about ("And if ...", "So what about ...").
+_EN_OPENER = re.compile(r"(?iu)^\s*(?:(?:and|but|so|also|then|ok|okay|well)\b[\s,]*)+")
+#: "If/When X, which ...", "What happens if X?": the condition X is what the question is about.
+_EN_CONDITION = re.compile(r"(?iu)^\s*(?:what\s+(?:happens\s+)?)?(?:if|when|in\s+case)\s+(?P<condition>[^,?]+)(?:,|\?|$)")
+#: A Vietnamese ask inside a question ("... đóng học phí bao nhiêu một tín chỉ?"): what comes before it is
+#: the subject (a chain of follow-ups keeps at most :data:`MAX_SUBJECT_WORDS`, so an ask cut there would
+#: leave half of it: "... bảo hiểm bao: ...").
+_VI_ASK_INSIDE = re.compile(r"(?iu)\s(?:(?:là|thì|được|có)\s+)?(?:bao nhiêu|bao lâu|bao xa|bao giờ|khi nào|thế nào|như thế nào|ra sao|là gì|"
+                            r"ở đâu|mấy)(?=\s|[?？.!,]|$)")
 #: References to something said before, replaced by the subject they stand for.
 _ANAPHOR = re.compile(r"(?iu)(?<!\w)(cái đó|cái này|cái kia|điều đó|điều này|việc đó|việc này|loại đó|gói đó|khoản đó|"
                       r"trường hợp đó|trường hợp này|quy định đó|quy định này|nó|it|this|that|they|them|these|those)(?!\w)")
@@ -189,6 +216,12 @@ def subject_of(question: str) -> str:
     if target:
         return target
     text = normalize(question).strip()
+    if detect_language(text) == "en":
+        text = _EN_OPENER.sub("", text)
+        if condition := _EN_CONDITION.match(text):
+            text = condition.group("condition")
+    elif (inside := _VI_ASK_INSIDE.search(text)) and len(text[:inside.start()].split()) >= 2:
+        text = text[:inside.start()]
     for _ in range(2):  # "... có được cộng dồn không?" -> "... có được cộng dồn" -> "..."
         text = _VI_ASK_TAIL.sub("", text).strip()
     text = _EN_ASK_HEAD.sub("", _VI_ASK_HEAD.sub("", text)).strip().rstrip("?？.!:;,").strip()
@@ -221,6 +254,8 @@ def fallback_query(question: str, history: list[ChatMessage], previous: str | No
         return question
     question = normalize(question).strip()
     match = _ANAPHOR.search(question)
+    if match and detect_language(question) == "en" and _points_at_a_noun(question, match):
+        match = None  # "on this portal", "if they ask me": put the subject in front, the words stay
     if match:
         start = subject if match.start() == 0 else subject[0].lower() + subject[1:]
         composed = question[:match.start()] + start + question[match.end():]

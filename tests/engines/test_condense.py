@@ -139,6 +139,18 @@ def test_fallback_puts_the_previous_subject_in_place_of_the_reference():
     assert condense.fallback_query("What about contractors?", [], "What is the API rate limit?").startswith("API rate limit")
 
 
+def test_english_fallback_keeps_determiners_and_agents():
+    previous = "How do I renew a parking permit online?"
+    # "this portal" is a determiner and a noun, "they" an agent: the subject goes in front, the words stay
+    assert condense.fallback_query("Can I pay on this website too?", [], previous) == (
+        "renew a parking permit online: can I pay on this website too?")
+    assert condense.fallback_query("How long do I wait if they reject it?", [], previous).startswith(
+        "renew a parking permit online: how long")
+    # a pronoun before a verb or an adjective is replaced by the subject
+    query = condense.fallback_query("Is that free for residents?", [], previous)
+    assert "parking permit" in query and query.endswith("free for residents?") and " that " not in query
+
+
 def test_fallback_takes_the_subject_from_the_latest_question_that_names_one():
     history = msgs("Thẻ tín dụng Vàng có phí thường niên bao nhiêu?", "500.000 đồng.",
                    "Có được miễn không?", "Có, năm đầu.")
@@ -163,6 +175,13 @@ def test_a_follow_up_that_names_a_code_is_its_own_subject():
     ("Điều kiện vay mua nhà là gì?", "Điều kiện vay mua nhà"),
     ("Còn hợp đồng thời vụ thì sao?", "hợp đồng thời vụ"),
     ("What is the API rate limit in version 1.2?", "API rate limit in version 1.2"),
+    # the ask inside a Vietnamese question, not only at its end
+    ("Nhân viên kho đóng bảo hiểm bao nhiêu phần trăm lương mỗi tháng?", "Nhân viên kho đóng bảo hiểm"),
+    # English: the condition is the subject; openers, "how do I", "does it cost to" are frame
+    ("And if the parcel arrives damaged?", "the parcel arrives damaged"),
+    ("If I cancel the booking two days before, how much is refunded?", "I cancel the booking two days before"),
+    ("How do I renew a parking permit online?", "renew a parking permit online"),
+    ("How much does it cost to replace a lost badge?", "replace a lost badge"),
 ])
 def test_subject_of_a_question_drops_what_it_asks(question, subject):
     assert condense.subject_of(question) == subject
