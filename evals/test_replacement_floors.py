@@ -2,9 +2,9 @@
 the documents' words and titles (data/eval/replacements/test, written from a brief by a helper that
 had seen neither the code nor the other splits, frozen before the detector first ran on it).
 
-dev and dev2 chose the rules (dev2 was the first test split: its frozen first run, precision 0.83 /
-recall 0.77, is quoted in its README and docs/answers.md). Each floor fails with its reading
-switched off: `python -m evals.replacements data/eval/replacements/test --ablations` prints them.
+dev, dev2 and dev3 chose the rules (dev2 and dev3 were test splits first: their frozen first runs,
+0.83 / 0.77 and 0.83 / 0.33, are quoted in the README there and in docs/answers.md). Each floor fails
+with its reading switched off: `python -m evals.replacements data/eval/replacements/test --ablations`.
 """
 
 from pathlib import Path
@@ -15,11 +15,11 @@ from evals.replacements import ABLATIONS, score_split
 
 TEST = Path(__file__).resolve().parent.parent / "data" / "eval" / "replacements" / "test"
 
-#: The first run on test (2026-12-04, detector of 78b830d): precision 0.83, recall 0.33 (5 of 15 found,
-#: 6 flagged); sentences off: 1.00 / 0.07; versions off: 0.80 / 0.27. Dev and dev2 read 1.00 / 1.00:
-#: the rules do not carry over yet (decision numbers without a year, "lần ban hành thứ 2", "Rev. C",
-#: an old document named by title and year; docs/answers.md). The floors sit just below test.
-FLOORS = {"precision": 0.80, "recall": 0.30}
+#: The first run on test (2026-12-04, detector of ddca85d): precision 0.82, recall 0.93 (14 of 15 found,
+#: 17 flagged); sentences off: 0.86 / 0.40; versions off: 0.80 / 0.53. The splits before it (dev, dev2,
+#: dev3) chose the rules and read 1.00 / 1.00; each was a test split once (docs/answers.md). The floors
+#: leave one relation of slack each.
+FLOORS = {"precision": 0.78, "recall": 0.86}
 
 
 def test_replacement_floor_on_unseen_documents() -> None:
