@@ -4,8 +4,9 @@ Explicit signals win over inference (issue 14). Besides a ``supersedes:`` front-
 documents say it in their text — "Quyết định này thay thế Quyết định số 05/2024/QĐ-ABC", "thay thế
 Biểu phí dịch vụ năm 2023", "This policy supersedes POL-HR-03", "Quyết định số ... hết hiệu lực" — or
 carry a version in the title ("(phiên bản 2.0)", "v3"). Few corpora have front matter; most have these
-sentences. A document replaced as a whole is obsolete: retrieval leaves it out like an ``active:
-false`` one (``engines.filters``), so its outdated values never reach the answer.
+sentences. Ingest records what it finds in the manifest; with ``leave_out_replaced`` retrieval
+leaves a replaced document out like an ``active: false`` one (``engines.filters``). That is off by
+default: a replaced document still holds what its replacement did not change (docs/answers.md).
 
 What replaces nothing: an amendment or abolition of some articles, clauses or annexes ("Bãi bỏ khoản
 2 Điều 4 Quyết định số ..."), a citation ("Căn cứ Quyết định số ..."), a replacement of something
