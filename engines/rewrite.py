@@ -82,8 +82,17 @@ def prompt_for(language: str, override: PromptTemplate | None = None) -> PromptT
 _DEPENDENT_MARKERS = re.compile(
     r"(?iu)(?<!\w)(cái đó|cái này|cái kia|điều đó|việc đó|loại đó|gói đó|khoản đó|còn|thế|vậy|"
     r"đó|kia|nó|họ|trường hợp này|như vậy|thì sao|"
-    r"it|its|that|this|those|these|they|them|what about|how about|and for|same|the other)(?!\w)"
+    r"it|its|that|this|those|these|they|them|what about|how about|and for|the other|"
+    r"same(?=\s*(?:$|[?？.!,;:]|as\b|for\b|to\b|with\b|thing\b|one\b|here\b|there\b)))(?!\w)"
 )
+#: An English question that asks a second thing about what its first part named: "Is X a lethal
+#: disease and how is it transmitted?", "Is there a vaccine for X, how can it be prevented?". Its
+#: pronoun points inside the sentence, not at an earlier turn.
+_EN_SECOND_ASK = re.compile(
+    r"(?iu)(?:,|\band\b|\bor\b)\s*(?:how|what|when|where|why|which|who|is|are|was|were|does|do|did|can|could|"
+    r"should|will|would|has|have)\b")
+#: Topical words the first part of such a question must name for its pronoun to point there.
+MIN_ANTECEDENT_WORDS = 2
 _QUESTION_WORDS = re.compile(
     r"(?iu)(?<!\w)(không|chưa|bao nhiêu|bao lâu|bao giờ|gì|nào|sao|thế nào|ai|đâu|mấy|có phải|"
     r"liệu|hay|what|how|which|who|whom|when|where|why|is|are|was|were|does|do|did|can|could|"
@@ -152,11 +161,27 @@ def clean_output(text: str) -> str:
 MAX_DEPENDENT_WORDS = 3
 
 
+def points_inside(text: str, match: re.Match) -> bool:
+    """Whether the English pronoun ``match`` refers to something its own sentence named earlier:
+    it stands in a second ask joined by "and", "or" or a comma to a first part that names at least
+    :data:`MIN_ANTECEDENT_WORDS` topical words ("Is X a lethal disease and how is it transmitted?")."""
+    if detect_language(text) != "en":
+        return False
+    before = text[:match.start()]
+    joins = list(_EN_SECOND_ASK.finditer(before))
+    return bool(joins) and len(topical_words(before[:joins[-1].start()])) >= MIN_ANTECEDENT_WORDS
+
+
+def _refers_back(pattern: re.Pattern[str], text: str) -> bool:
+    """``pattern`` finds a word pointing outside ``text``: a match that points inside does not count."""
+    return any(not points_inside(text, m) for m in pattern.finditer(text))
+
+
 def looks_dependent(question: str) -> bool:
     """True when the question probably needs earlier turns: anaphora or very few words. Vietnamese
     counts syllables that are not the question's frame: its short questions are 4-6 syllables
     ("bao lâu thì có kết quả") that say only what is asked, not about what."""
-    if _DEPENDENT_MARKERS.search(normalize(question)):
+    if _refers_back(_DEPENDENT_MARKERS, normalize(question)):
         return True
     words = content_words(question) if detect_language(question) == "en" else topical_words(question)
     return len(words) <= MAX_DEPENDENT_WORDS
@@ -220,6 +245,8 @@ def subject_of(question: str) -> str:
         text = _EN_OPENER.sub("", text)
         if condition := _EN_CONDITION.match(text):
             text = condition.group("condition")
+        if (second := _EN_SECOND_ASK.search(text)) and len(topical_words(text[:second.start()])) >= MIN_ANTECEDENT_WORDS:
+            text = text[:second.start()]  # "Is X a lethal disease and how is it transmitted?" is about X
     elif (inside := _VI_ASK_INSIDE.search(text)) and len(text[:inside.start()].split()) >= 2:
         text = text[:inside.start()]
     for _ in range(2):  # "... có được cộng dồn không?" -> "... có được cộng dồn" -> "..."
@@ -253,7 +280,7 @@ def fallback_query(question: str, history: list[ChatMessage], previous: str | No
     if not subject:
         return question
     question = normalize(question).strip()
-    match = _ANAPHOR.search(question)
+    match = next((m for m in _ANAPHOR.finditer(question) if not points_inside(question, m)), None)
     if match and detect_language(question) == "en" and _points_at_a_noun(question, match):
         match = None  # "on this portal", "if they ask me": put the subject in front, the words stay
     if match:
@@ -326,7 +353,7 @@ def guard(question: str, output: str, history: list[ChatMessage], previous: str 
     if kept_share(question, cleaned, history) < MIN_KEPT_WORDS and not _paraphrase(question, cleaned, history, previous):
         # e.g. "Gói này có được chi trả nha khoa không?" -> the previous question copied back, no "nha khoa"
         return CondenseDecision(fallback_query(question, history, previous), "dropped_words")
-    if _STILL_VAGUE.search(cleaned):
+    if _STILL_VAGUE.search(cleaned):  # the model's pronoun, unlike the user's, is not trusted to point inside
         # e.g. "Cái đó có hợp đồng thời vụ không?": the pronoun survived, so the subject is still missing.
         return CondenseDecision(fallback_query(question, history, previous), "still_dependent")
     return CondenseDecision(cleaned)
