@@ -40,7 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
 def run_ingest(settings: Settings, path: Path, prune: bool, console: Console, quiet: bool = False) -> IngestReport:
     """Ingest with a progress bar on the console (a line every 30 s when it is not a terminal)."""
     with ProgressBars(console.file, disable=quiet) as bars:
-        return ingest_path(settings, path, prune=prune, on_progress=lambda done, total: bars("embedding chunks", done, total))
+        return ingest_path(settings, path, prune=prune, on_progress=lambda done, total: bars("embedding chunks", done, total),
+                           on_companion_progress=lambda done, total: bars("English chunks, second embedder", done, total))
 
 
 def ensure_index(settings: Settings, corpus: Path, console: Console) -> None:
@@ -57,11 +58,12 @@ def ensure_index(settings: Settings, corpus: Path, console: Console) -> None:
 
 
 def replacement_lines(settings: Settings) -> list[str]:
-    """Documents the index leaves out because another one replaces them (engines.replacements)."""
+    """Documents another one replaces (engines.replacements), and what retrieval does with them."""
     manifest = Manifest.load(Path(settings.index_dir))
     found = (manifest.replacements or []) if manifest is not None else []
-    lines = [f"{len(found)} document(s) replaced by a newer one, left out of retrieval "
-             "(TURNRAG_INCLUDE_INACTIVE=true lets them in):"] if found else []
+    what = ("left out of retrieval unless a question names one (TURNRAG_LEAVE_OUT_REPLACED=false keeps them)"
+            if settings.leave_out_replaced else "kept in retrieval (TURNRAG_LEAVE_OUT_REPLACED=true leaves them out)")
+    lines = [f"{len(found)} document(s) replaced by a newer one, {what}:"] if found else []
     return lines + [f"  {r['old']} <- {r['new']} ({r['basis']}: {r['evidence'][:100]})" for r in found]
 
 
