@@ -19,6 +19,8 @@ from typing import Any
 
 from app.config import Settings
 from engines.chat import ConversationalRAGEngine
+from engines.companion import collection_name as companion_collection_name
+from engines.companion import companion_weight_for
 from engines.conflicts.postprocessor import ConflictPostprocessor
 from engines.documents import load_corpus
 from engines.errors import ConfigError, IndexUnavailable
@@ -27,6 +29,7 @@ from engines.filters import MetadataFilter
 from engines.gate_calibration import GateCalibration
 from engines.ingestion import (
     ChunkingConfig,
+    Companion,
     IngestReport,
     ProgressFn,
     ingest_documents,
@@ -74,9 +77,26 @@ logger = logging.getLogger(__name__)
 # ---------------------------------------------------------------------------------- models
 
 
-def build_models(settings: Settings, *, llm: Any = None, condense_llm: Any = None, embed_model: Any = None) -> Models:
+#: The second embedder ``companion_embedding=auto`` picks beside a main one (engines.companion):
+#: the packaged English MiniLM beside the packaged multilingual e5-small, none beside any other.
+AUTO_COMPANIONS = {"e5-small": "minilm"}
+
+
+def companion_name(settings: Settings) -> str | None:
+    """The second embedder in force, or None."""
+    name = settings.companion_embedding
+    if name == "auto":
+        name = AUTO_COMPANIONS.get(settings.embedding, "none")
+    return None if name in ("none", settings.embedding) else name
+
+
+def build_models(settings: Settings, *, llm: Any = None, condense_llm: Any = None, embed_model: Any = None,
+                 companion_embed_model: Any = None) -> Models:
     """Models from settings; explicit objects (tests, notebooks) take precedence."""
     embed_model = embed_model or QueryVectorCache(build_embedding(settings.embedding))
+    companion = companion_name(settings)
+    if companion_embed_model is None and companion is not None:
+        companion_embed_model = QueryVectorCache(build_embedding(companion))
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
     options = LLMOptions(model=settings.llm_model, api_base=settings.llm_api_base, api_key=key,
                          context_window=settings.llm_context_window, max_tokens=settings.llm_max_tokens,
@@ -89,7 +109,8 @@ def build_models(settings: Settings, *, llm: Any = None, condense_llm: Any = Non
                                                                     setting="condense_llm"))
         else:
             condense_llm = llm
-    models = Models(embed_model=embed_model, llm=llm, condense_llm=condense_llm)
+    models = Models(embed_model=embed_model, llm=llm, condense_llm=condense_llm,
+                    companion_embed_model=companion_embed_model)
     if settings.llamaindex_globals:
         install_llamaindex_settings(models)
     return models
@@ -126,7 +147,25 @@ def open_index(settings: Settings) -> Index:
     manifest.check_embedding(embedding_model_id(settings.embedding), index_dir)
     current = local is not None and (not version or local.corpus_hash == version)
     bm25 = load_bm25(index_dir, settings.candidate_k) if current else bm25_from_store(collection)
-    return Index(index_dir, collection, bm25, manifest, client)
+    return Index(index_dir, collection, bm25, manifest, client, open_companion(settings, client, manifest))
+
+
+def open_companion(settings: Settings, client: Any, manifest: Manifest) -> Any:
+    """The second embedder's collection when the manifest says the settings' companion wrote it."""
+    name = companion_name(settings)
+    info = manifest.companion or {}
+    if name is None or not info:
+        return None
+    if info.get("model") != embedding_model_id(name):
+        logger.warning("the index's companion vectors were written by %s, the settings ask for %s: not used; "
+                       "run `python -m app.ingest PATH` again to write them", info.get("model"), name)
+        return None
+    try:
+        return get_collection(client, str(info["collection"]), create=False)
+    except IndexUnavailable:
+        logger.warning("the companion collection %s is missing: not used; run `python -m app.ingest PATH` again",
+                       info["collection"])
+        return None
 
 
 def chunking(settings: Settings) -> ChunkingConfig:
@@ -134,7 +173,8 @@ def chunking(settings: Settings) -> ChunkingConfig:
 
 
 def ingest_path(settings: Settings, path: Path | str, *, prune: bool = False, embed_model: Any = None,
-                on_progress: ProgressFn | None = None) -> IngestReport:
+                on_progress: ProgressFn | None = None, companion_embed_model: Any = None,
+                on_companion_progress: ProgressFn | None = None) -> IngestReport:
     """Validate the whole corpus, then bring the index in line with it (one writer at a time)."""
     docs = load_corpus(path)
     index_dir = Path(settings.index_dir)
@@ -152,7 +192,20 @@ def ingest_path(settings: Settings, path: Path | str, *, prune: bool = False, em
                 shared.save(index_dir)
         return ingest_documents(docs, collection=collection, index_dir=index_dir, embed_model=embed_model,
                                 embedding_model_id=embedding_model_id(settings.embedding),
-                                chunking=chunking(settings), prune=prune, on_progress=on_progress)
+                                chunking=chunking(settings), prune=prune, on_progress=on_progress,
+                                companion=ingest_companion(settings, client, companion_embed_model,
+                                                           on_companion_progress))
+
+
+def ingest_companion(settings: Settings, client: Any, embed_model: Any = None,
+                     on_progress: ProgressFn | None = None) -> Companion | None:
+    """The second embedder and its collection for an ingest, or None when the settings name none."""
+    name = companion_name(settings)
+    if name is None:
+        return None
+    model_id = embedding_model_id(name)
+    collection = get_collection(client, companion_collection_name(settings.collection, model_id), create=True)
+    return Companion(collection, embed_model or build_embedding(name), model_id, on_progress)
 
 
 def shared_writer_lock(settings: Settings) -> Any:
@@ -284,11 +337,15 @@ def build_pipeline(settings: Settings, models: Models, index: Index) -> Pipeline
     s = settings
     bm25_weight = s.bm25_weight if s.bm25_weight is not None else bm25_weight_for(
         index.manifest.languages if index.manifest else {})
+    languages = index.manifest.languages if index.manifest else {}
+    companion_weight = s.companion_weight if s.companion_weight is not None else companion_weight_for(languages)
+    companion = (index.companion, models.companion_embed_model) if (
+        index.companion is not None and models.companion_embed_model is not None) else None
     retrieval = Retrieval(index.collection, index.bm25, models.embed_model, models.condense_llm,
                           RetrievalConfig(s.top_k, s.candidate_k, s.vector_weight, bm25_weight, s.rrf_k,
-                                          s.num_queries),
+                                          s.num_queries, companion_weight),
                           replacements=(index.manifest.replacements or []) if index.manifest else (),
-                          leave_out_replaced=s.leave_out_replaced)
+                          leave_out_replaced=s.leave_out_replaced, companion=companion)
     steps = build_steps(Parts(settings, models, index, retrieval))
     return Pipeline(steps, models=models, choices=build_choices(settings, models), retrieval=retrieval,
                     index=index, log=TurnLog(s.record_log),

@@ -59,6 +59,9 @@ class Settings(_Sources):
     # models
     embedding: str = Field("e5-small", description="'e5-small' (packaged multilingual-e5-small), 'minilm' "
                            "(packaged all-MiniLM-L6-v2), 'hf:<name-or-path>' (sentence-transformers), 'fake'.")
+    companion_embedding: str = Field("auto", description="A second embedder for English chunks, fused as a third "
+                                     "list: auto = minilm beside e5-small, none otherwise; 'none'; or an embedder name.")
+    companion_weight: float | None = Field(None, ge=0, description="unset = by the corpus's main language (1 English, 0 Vietnamese).")
     llm: LLMKind = Field("local", description="Answer LLM: local GGUF, openai, openai-like server, or fake (tests).")
     llm_model: str | None = Field(None, description="Model name for openai/openai-like, or a .gguf path for local.")
     llm_api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server (openai-like).")
@@ -169,13 +172,16 @@ class Settings(_Sources):
     # logging
     log_dir: Path | None = Field(Path(".turnrag/logs"), description="Where turns.jsonl is written; unset to disable.")
 
-    @field_validator("embedding")
+    @field_validator("embedding", "companion_embedding")
     @classmethod
-    def _check_embedding(cls, value: str) -> str:
+    def _check_embedding(cls, value: str, info: ValidationInfo) -> str:
+        if info.field_name == "companion_embedding" and value in ("auto", "none"):
+            return value
         try:
             embedder_spec(value)
         except ConfigError:
-            raise ValueError(f"use one of {', '.join(embedder_names())}") from None
+            also = "auto, none or " if info.field_name == "companion_embedding" else ""
+            raise ValueError(f"use {also}one of {', '.join(embedder_names())}") from None
         return value
 
     @field_validator("log_dir", "session_store", "api_keys", mode="before")
@@ -193,14 +199,7 @@ class Settings(_Sources):
     @field_validator("transforms", "steps", mode="before")
     @classmethod
     def _split_list(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            text = value.strip()
-            if text.startswith("["):
-                import json
-
-                return json.loads(text)
-            return [part.strip() for part in text.split(",") if part.strip()]
-        return value
+        return split_list(value)
 
     @field_validator("transforms")
     @classmethod
@@ -245,6 +244,18 @@ class Settings(_Sources):
     @property
     def record_log(self) -> Path | None:
         return self.log_dir / "turns.jsonl" if self.log_dir else None
+
+
+def split_list(value: Any) -> Any:
+    """A list setting given as text: JSON ("[...]") or comma-separated."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            import json
+
+            return json.loads(text)
+        return [part.strip() for part in text.split(",") if part.strip()]
+    return value
 
 
 def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Settings:

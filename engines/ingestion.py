@@ -22,6 +22,7 @@ from typing import Any, Callable
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.node_parser import SentenceSplitter
 
+from engines.companion import sync_companion
 from engines.documents import SourceDocument
 from engines.errors import IndexUnavailable
 from engines.gate_calibration import METHOD as GATE_METHOD
@@ -109,12 +110,14 @@ def ingest_documents(
     batch_size: int = 32,
     on_progress: ProgressFn | None = None,
     calibrate_gate: bool = True,
+    companion: Companion | None = None,
 ) -> IngestReport:
     """Bring the index in line with ``docs``; see the module docstring for the guarantees.
 
     ``calibrate_gate``: when the stored chunks changed (or the manifest has no calibration of the
     current method), measure the refusal gate on them (``engines.gate_calibration``, a few hundred
-    query embeddings) and record it in the manifest."""
+    query embeddings) and record it in the manifest. ``companion``: a second embedder's collection,
+    brought in line with the store's English chunks last (``engines.companion``)."""
     started = time.perf_counter()
     index_dir = Path(index_dir)
     manifest = Manifest.load(index_dir)
@@ -202,6 +205,12 @@ def ingest_documents(
     if measure_gate:
         calibration = measure_corpus(collection, embed_model, chunks, seed=store_hash)
         gate = calibration.to_dict() if calibration is not None else {}
+    companion_info: dict[str, Any] = {}
+    if companion is not None:
+        synced = sync_companion(collection, companion.collection, companion.embed_model,
+                                on_progress=companion.on_progress)
+        companion_info = {"model": companion.model_id, "collection": companion.collection.name,
+                          "n_chunks": synced.total}
     new_manifest = Manifest(
         embedding_model=embedding_model_id,
         embedding_dim=manifest.embedding_dim,
@@ -216,6 +225,7 @@ def ingest_documents(
         gate=gate,
         languages=languages,
         replacements=replacements or [],
+        companion=companion_info,
     )
     new_manifest.save(index_dir)
     publish(collection, new_manifest)  # replicas sharing a Chroma server see the new version
@@ -226,6 +236,16 @@ def ingest_documents(
         len(report.removed), report.total_chunks, report.seconds,
     )
     return report
+
+
+@dataclass(frozen=True)
+class Companion:
+    """A second embedder and the collection its vectors of the English chunks go to."""
+
+    collection: Any
+    embed_model: BaseEmbedding
+    model_id: str
+    on_progress: ProgressFn | None = None
 
 
 @dataclass

@@ -16,6 +16,7 @@ from cachetools import LRUCache
 from llama_index.core.llms import LLM
 
 from engines.bm25 import VietEnBM25Retriever
+from engines.companion import CompanionVectorRetriever
 from engines.errors import IndexUnavailable
 from engines.filters import NO_FILTER, MetadataFilter
 from engines.fusion import RRF_K, HybridFusionRetriever
@@ -45,6 +46,7 @@ class RetrievalConfig:
     bm25_weight: float = 1.0
     rrf_k: int = RRF_K
     num_queries: int = 1
+    companion_weight: float = 0.0  # the second embedder's list (engines.companion); 0 = not asked
 
     def __post_init__(self) -> None:
         if self.top_k < 1 or self.candidate_k < self.top_k:
@@ -58,8 +60,11 @@ class Retrieval:
 
     def __init__(self, collection: Any, bm25: VietEnBM25Retriever | None, embed_model: Any, llm: LLM,
                  config: RetrievalConfig = RetrievalConfig(), cache_size: int = 64,
-                 replacements: Sequence[Mapping[str, Any]] = (), leave_out_replaced: bool = True) -> None:
+                 replacements: Sequence[Mapping[str, Any]] = (), leave_out_replaced: bool = True,
+                 companion: tuple[Any, Any] | None = None) -> None:
         self.collection = collection
+        #: (collection, embedder) of the second embedder's English chunks, or None
+        self.companion = companion
         self.bm25 = bm25
         #: documents another one of the index replaces (the manifest's): with ``leave_out_replaced``,
         #: left out like inactive ones unless a question names one (``replaced_for``)
@@ -112,9 +117,12 @@ class Retrieval:
             retrievers["vector"] = ChromaVectorRetriever(self.collection, self.embed_model, c.candidate_k, flt)
         if use_bm25 and self.bm25 is not None:
             retrievers["bm25"] = self.bm25.with_top_k(c.candidate_k).with_filter(flt)
+        if use_vector and self.companion is not None and c.companion_weight > 0:
+            retrievers["companion"] = CompanionVectorRetriever(*self.companion, c.candidate_k, flt)
         if not retrievers:
             raise IndexUnavailable("no retriever available: the index holds no chunks. Ingest documents first.")
-        weights: Mapping[str, float] = {"vector": c.vector_weight, "bm25": c.bm25_weight}
+        weights: Mapping[str, float] = {"vector": c.vector_weight, "bm25": c.bm25_weight,
+                                        "companion": c.companion_weight}
         return HybridFusionRetriever(retrievers, llm=self._llm,
                                      weights={k: v for k, v in weights.items() if k in retrievers},
                                      similarity_top_k=top_k, rrf_k=c.rrf_k, num_queries=c.num_queries)

@@ -56,6 +56,8 @@ class Manifest:
     languages: dict[str, float] = field(default_factory=dict)
     #: documents another one replaces as a whole (engines.replacements): left out of retrieval; None: not read yet
     replacements: list[dict[str, str]] | None = None
+    #: the second embedder's collection for English chunks (engines.companion): {"model", "collection", "n_chunks"}
+    companion: dict[str, Any] = field(default_factory=dict)
     packages: dict[str, str] = field(default_factory=dict)
     updated_at: str = ""
 
@@ -107,6 +109,7 @@ class Index:
     bm25: VietEnBM25Retriever | None
     manifest: Manifest | None
     client: Any = None  # to read the store's current version (engines.following)
+    companion: Any = None  # the second embedder's collection (engines.companion), when it matches the settings
 
 
 # --------------------------------------------------------------------------- Chroma
@@ -200,6 +203,9 @@ class ChromaVectorRetriever(BaseRetriever):
     this adapter asks Chroma for both.
     """
 
+    #: whether nodes carry the stored vectors (the conflict check and the quote reuse them)
+    returns_vectors: bool = True
+
     def __init__(self, collection: Any, embed_model: BaseEmbedding, similarity_top_k: int = 20,
                  metadata_filter: MetadataFilter | None = None) -> None:
         super().__init__()
@@ -249,14 +255,15 @@ class ChromaVectorRetriever(BaseRetriever):
              flt: MetadataFilter) -> list[NodeWithScore]:
         result = chroma_call(
             self._collection.query, query_embeddings=[embedding], n_results=n_results, where=where,
-            include=["documents", "metadatas", "distances", "embeddings"],
+            include=["documents", "metadatas", "distances"] + (["embeddings"] if self.returns_vectors else []),
         )
         nodes = []
         for i, chunk_id in enumerate(result["ids"][0]):
             metadata = result["metadatas"][0][i] or {}
             if not flt.matches(metadata):
                 continue
-            node = make_node(chunk_id, result["documents"][0][i], metadata, list(result["embeddings"][0][i]))
+            vector = list(result["embeddings"][0][i]) if self.returns_vectors else None
+            node = make_node(chunk_id, result["documents"][0][i], metadata, vector)
             nodes.append(NodeWithScore(node=node, score=1.0 - float(result["distances"][0][i])))
         return nodes
 

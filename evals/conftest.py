@@ -43,7 +43,8 @@ def eval_models(eval_settings, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def eval_pipeline(eval_settings, eval_models):
-    ingest_path(eval_settings, SAMPLE_CORPUS, embed_model=eval_models.embed_model)
+    ingest_path(eval_settings, SAMPLE_CORPUS, embed_model=eval_models.embed_model,
+                companion_embed_model=eval_models.companion_embed_model)
     return open_pipeline(eval_settings, eval_models)
 
 
@@ -53,7 +54,8 @@ def supersession_answers(tmp_path_factory, eval_settings, eval_models):
     session's models, the condense replies shared (the second run asks the model nothing new)."""
     root = tmp_path_factory.mktemp("heldout")
     settings = eval_settings.model_copy(update={"index_dir": root / "index"})
-    ingest_path(settings, HELDOUT / "corpus", embed_model=eval_models.embed_model)
+    ingest_path(settings, HELDOUT / "corpus", embed_model=eval_models.embed_model,
+                companion_embed_model=eval_models.companion_embed_model)
     models = eval_models
     index = open_index(settings)
     rows = [r for r in load_rows(HELDOUT / "test" / "conversations.jsonl") if r.stale_value]

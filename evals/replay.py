@@ -130,7 +130,8 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         models = replace(models, condense_llm=cache)
     with ProgressBars(err.file, disable=args.quiet) as bars:
         ingested = ingest_path(settings, args.corpus, prune=True, embed_model=models.embed_model,
-                               on_progress=lambda done, total: bars("embedding chunks", done, total))
+                               on_progress=lambda done, total: bars("embedding chunks", done, total),
+                               companion_embed_model=models.companion_embed_model)
     err.print(f"{settings.index_dir}: {ingest_summary(ingested)}", highlight=False, soft_wrap=True)
     pipeline = open_pipeline(settings, models)
     meta = {"dataset": str(args.dataset), "dataset_sha256": _sha256(args.dataset), "corpus": str(args.corpus),

@@ -99,7 +99,7 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         from evals.llm_cache import CachedLLM
 
         models = replace(models, condense_llm=CachedLLM(models.condense_llm, args.llm_cache))
-    ingest_path(base, args.corpus, embed_model=models.embed_model)
+    ingest_path(base, args.corpus, embed_model=models.embed_model, companion_embed_model=models.companion_embed_model)
     index = open_index(base)
     table_rows: dict[str, Any] = {}
     results: dict[str, Any] = {}

@@ -13,8 +13,10 @@ from typing import Any
 @dataclass(frozen=True)
 class Models:
     """The models one pipeline uses: the embedder, the answer LLM and the condense LLM (often the
-    same object). Only the composition root decides which concrete classes they are."""
+    same object), and the second embedder for English chunks (``engines.companion``; None: none).
+    Only the composition root decides which concrete classes they are."""
 
     embed_model: Any
     llm: Any
     condense_llm: Any
+    companion_embed_model: Any = None

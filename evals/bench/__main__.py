@@ -89,7 +89,8 @@ class ProductComposer:
         models = self.models()
         if domain not in self._ingested:
             ingest_path(settings, corpus, embed_model=models.embed_model,
-                        on_progress=lambda d, t: self.progress(f"{domain} embedding", d, t))
+                        on_progress=lambda d, t: self.progress(f"{domain} embedding", d, t),
+                        companion_embed_model=models.companion_embed_model)
             self._ingested.add(domain)
         if llm is not None:
             models = replace(models, llm=llm, condense_llm=llm)
