@@ -37,6 +37,7 @@ from engines.ingestion import (
 )
 from engines.io import redis_lock
 from engines.models import Models
+from engines.models.lazy import LazyEmbedding
 from engines.models.query_vectors import QueryVectorCache
 from engines.models.registry import (
     LLMOptions,
@@ -96,7 +97,7 @@ def build_models(settings: Settings, *, llm: Any = None, condense_llm: Any = Non
     embed_model = embed_model or QueryVectorCache(build_embedding(settings.embedding))
     companion = companion_name(settings)
     if companion_embed_model is None and companion is not None:
-        companion_embed_model = QueryVectorCache(build_embedding(companion))
+        companion_embed_model = QueryVectorCache(LazyEmbedding(partial(build_embedding, companion), companion))
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
     options = LLMOptions(model=settings.llm_model, api_base=settings.llm_api_base, api_key=key,
                          context_window=settings.llm_context_window, max_tokens=settings.llm_max_tokens,
@@ -205,7 +206,8 @@ def ingest_companion(settings: Settings, client: Any, embed_model: Any = None,
         return None
     model_id = embedding_model_id(name)
     collection = get_collection(client, companion_collection_name(settings.collection, model_id), create=True)
-    return Companion(collection, embed_model or build_embedding(name), model_id, on_progress)
+    embed_model = embed_model or LazyEmbedding(partial(build_embedding, name), name)
+    return Companion(collection, embed_model, model_id, settings.companion_weight, on_progress)
 
 
 def shared_writer_lock(settings: Settings) -> Any:
@@ -335,9 +337,8 @@ def build_choices(settings: Settings, models: Models) -> Choices:
 def build_pipeline(settings: Settings, models: Models, index: Index) -> Pipeline:
     """The shared pipeline over an opened index."""
     s = settings
-    bm25_weight = s.bm25_weight if s.bm25_weight is not None else bm25_weight_for(
-        index.manifest.languages if index.manifest else {})
     languages = index.manifest.languages if index.manifest else {}
+    bm25_weight = s.bm25_weight if s.bm25_weight is not None else bm25_weight_for(languages)
     companion_weight = s.companion_weight if s.companion_weight is not None else companion_weight_for(languages)
     companion = (index.companion, models.companion_embed_model) if (
         index.companion is not None and models.companion_embed_model is not None) else None

@@ -21,8 +21,8 @@ from typing import Any
 
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from engines.store import ChromaVectorRetriever
-from engines.text import passage_language, searchable_text
+from engines.store import ChromaVectorRetriever, iter_chunks
+from engines.text import main_language, passage_language, searchable_text
 
 logger = logging.getLogger(__name__)
 
@@ -35,8 +35,7 @@ WEIGHT_BY_LANGUAGE = {"en": 1.0, "vi": 0.0}
 
 def companion_weight_for(languages: dict[str, float]) -> float:
     """The companion list's fusion weight for a corpus with these language shares (0 when unknown)."""
-    main = max(languages, key=languages.__getitem__) if languages else "vi"
-    return WEIGHT_BY_LANGUAGE.get(main, 0.0)
+    return WEIGHT_BY_LANGUAGE.get(main_language(languages), 0.0)
 
 
 def collection_name(main: str, model_id: str) -> str:
@@ -62,9 +61,9 @@ def sync_companion(main: Any, companion: Any, embed_model: Any, *, batch_size: i
     under another content hash, delete those ``main`` no longer has (or that are not English).
     Idempotent, so a run killed midway is finished by the next one."""
     started = time.perf_counter()
-    wanted = {chunk_id: (text or "", meta or {}) for chunk_id, text, meta in _chunks(main, documents=True)
-              if passage_language(text or "") in LANGUAGES}
-    held = {chunk_id: str(meta.get("content_hash", "")) for chunk_id, _, meta in _chunks(companion, documents=False)}
+    wanted = {c["id"]: (c["text"] or "", c["metadata"]) for c in iter_chunks(main)
+              if passage_language(c["text"] or "") in LANGUAGES}
+    held = {c["id"]: str(c["metadata"].get("content_hash", "")) for c in iter_chunks(companion, include_documents=False)}
     todo = [i for i, (_, meta) in wanted.items() if held.get(i) != str(meta.get("content_hash", ""))]
     stale = sorted(set(held) - set(wanted))
     if stale:
@@ -85,27 +84,11 @@ def sync_companion(main: Any, companion: Any, embed_model: Any, *, batch_size: i
     return report
 
 
-def _chunks(collection: Any, *, documents: bool, page: int = 2000) -> list[tuple[str, str, dict[str, Any]]]:
-    include = ["metadatas"] + (["documents"] if documents else [])
-    rows: list[tuple[str, str, dict[str, Any]]] = []
-    for offset in range(0, collection.count(), page):
-        batch = collection.get(include=include, limit=page, offset=offset)
-        texts = batch["documents"] if documents else [""] * len(batch["ids"])
-        rows.extend(zip(batch["ids"], texts, [m or {} for m in batch["metadatas"]]))
-    return rows
-
-
 class CompanionVectorRetriever(ChromaVectorRetriever):
     """Dense retrieval on the companion collection with the companion's own model. A vector handed
     in with the query belongs to the main model and is ignored; nodes come back without vectors."""
 
     returns_vectors = False
-
-    def with_top_k(self, similarity_top_k: int) -> "CompanionVectorRetriever":
-        return CompanionVectorRetriever(self._collection, self._embed_model, similarity_top_k, self.metadata_filter)
-
-    def with_filter(self, metadata_filter: Any) -> "CompanionVectorRetriever":
-        return CompanionVectorRetriever(self._collection, self._embed_model, self.similarity_top_k, metadata_filter)
 
     def best_cosines(self, embeddings: list[list[float]]) -> list[float]:
         raise TypeError("the companion's cosines are not comparable to the main model's; ask the main retriever")

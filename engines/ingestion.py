@@ -22,7 +22,7 @@ from typing import Any, Callable
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.node_parser import SentenceSplitter
 
-from engines.companion import sync_companion
+from engines.companion import companion_weight_for, sync_companion
 from engines.documents import SourceDocument
 from engines.errors import IndexUnavailable
 from engines.gate_calibration import METHOD as GATE_METHOD
@@ -117,7 +117,8 @@ def ingest_documents(
     ``calibrate_gate``: when the stored chunks changed (or the manifest has no calibration of the
     current method), measure the refusal gate on them (``engines.gate_calibration``, a few hundred
     query embeddings) and record it in the manifest. ``companion``: a second embedder's collection,
-    brought in line with the store's English chunks last (``engines.companion``)."""
+    brought in line with the store's English chunks last (``engines.companion``), when retrieval
+    will fuse it on this corpus."""
     started = time.perf_counter()
     index_dir = Path(index_dir)
     manifest = Manifest.load(index_dir)
@@ -206,7 +207,7 @@ def ingest_documents(
         calibration = measure_corpus(collection, embed_model, chunks, seed=store_hash)
         gate = calibration.to_dict() if calibration is not None else {}
     companion_info: dict[str, Any] = {}
-    if companion is not None:
+    if companion is not None and companion.wanted(languages):
         synced = sync_companion(collection, companion.collection, companion.embed_model,
                                 on_progress=companion.on_progress)
         companion_info = {"model": companion.model_id, "collection": companion.collection.name,
@@ -245,7 +246,13 @@ class Companion:
     collection: Any
     embed_model: BaseEmbedding
     model_id: str
+    weight: float | None = None  # the setting; unset = by the corpus's main language
     on_progress: ProgressFn | None = None
+
+    def wanted(self, languages: dict[str, float]) -> bool:
+        """Whether retrieval will fuse this list on a corpus with these language shares: only then
+        is it worth embedding (and loading the model)."""
+        return (self.weight if self.weight is not None else companion_weight_for(languages)) > 0
 
 
 @dataclass

@@ -22,6 +22,7 @@ from engines.filters import NO_FILTER, MetadataFilter
 from engines.fusion import RRF_K, HybridFusionRetriever
 from engines.replacements import names_in, replaced_documents
 from engines.store import ChromaVectorRetriever
+from engines.text import main_language
 
 #: BM25's weight in the fusion by the corpus's main language. Vietnamese corpora carry codes and clause
 #: numbers that BM25 matches exactly (held-out dev, condense: hit@5 0.96 at 1.0, 0.93 at 0.5); on English
@@ -31,8 +32,7 @@ BM25_WEIGHT_BY_LANGUAGE = {"vi": 1.0, "en": 0.5}
 
 def bm25_weight_for(languages: dict[str, float]) -> float:
     """The fusion's BM25 weight for a corpus with these language shares (Vietnamese when unknown)."""
-    main = max(languages, key=languages.__getitem__) if languages else "vi"
-    return BM25_WEIGHT_BY_LANGUAGE.get(main, BM25_WEIGHT_BY_LANGUAGE["vi"])
+    return BM25_WEIGHT_BY_LANGUAGE.get(main_language(languages), BM25_WEIGHT_BY_LANGUAGE["vi"])
 
 
 @dataclass(frozen=True)

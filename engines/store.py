@@ -162,14 +162,17 @@ def get_collection(client: Any, name: str, create: bool = True) -> Any:
         ) from exc
 
 
-def iter_chunks(collection: Any, page: int = 2000, include_embeddings: bool = False) -> Iterator[dict[str, Any]]:
-    """Every stored chunk as {id, text, metadata[, embedding]}, paged to bound memory."""
-    include = ["documents", "metadatas"] + (["embeddings"] if include_embeddings else [])
+def iter_chunks(collection: Any, page: int = 2000, include_embeddings: bool = False,
+                include_documents: bool = True) -> Iterator[dict[str, Any]]:
+    """Every stored chunk as {id, text, metadata[, embedding]}, paged to bound memory (text "" when
+    ``include_documents`` is off)."""
+    include = ["metadatas"] + (["documents"] if include_documents else []) + (["embeddings"] if include_embeddings else [])
     total = collection.count()
     for offset in range(0, total, page):
         batch = collection.get(include=include, limit=page, offset=offset)
         for i, chunk_id in enumerate(batch["ids"]):
-            row = {"id": chunk_id, "text": batch["documents"][i], "metadata": batch["metadatas"][i] or {}}
+            text = batch["documents"][i] if include_documents else ""
+            row = {"id": chunk_id, "text": text, "metadata": batch["metadatas"][i] or {}}
             if include_embeddings:
                 row["embedding"] = list(batch["embeddings"][i])
             yield row
@@ -215,10 +218,10 @@ class ChromaVectorRetriever(BaseRetriever):
         self.metadata_filter = metadata_filter or NO_FILTER
 
     def with_top_k(self, similarity_top_k: int) -> "ChromaVectorRetriever":
-        return ChromaVectorRetriever(self._collection, self._embed_model, similarity_top_k, self.metadata_filter)
+        return type(self)(self._collection, self._embed_model, similarity_top_k, self.metadata_filter)
 
     def with_filter(self, metadata_filter: MetadataFilter) -> "ChromaVectorRetriever":
-        return ChromaVectorRetriever(self._collection, self._embed_model, self.similarity_top_k, metadata_filter)
+        return type(self)(self._collection, self._embed_model, self.similarity_top_k, metadata_filter)
 
     def _query(self, embedding: list[float]) -> list[NodeWithScore]:
         flt = self.metadata_filter

@@ -56,6 +56,12 @@ def language_shares(texts: Iterable[str]) -> dict[str, float]:
     return {lang: round(n / total, 4) for lang, n in sorted(counts.items())} if total else {}
 
 
+def main_language(languages: dict[str, float]) -> str:
+    """The language most chunks are in, from :func:`language_shares` (Vietnamese when unknown: an
+    index written before the shares were recorded)."""
+    return max(languages, key=languages.__getitem__) if languages else "vi"
+
+
 def detect_language(text: str) -> str:
     """Return "vi" when the text carries Vietnamese letters, else "en".
 

@@ -10,6 +10,7 @@ from engines.companion import CompanionVectorRetriever, collection_name, compani
 from engines.errors import ConfigError
 from engines.models import Models
 from engines.models.fakes import HashEmbedding, ScriptedLLM
+from engines.models.lazy import LazyEmbedding
 from engines.models.registry import embedding_model_id
 from engines.store import Manifest, get_collection, open_chroma
 from tests.conftest import write_doc
@@ -36,7 +37,8 @@ ENGLISH = ("The travel policy reimburses economy flights for trips over six hour
 
 @pytest.fixture
 def companion_settings(settings):
-    return load_settings(**{**settings.model_dump(), "companion_embedding": "minilm"})
+    """The bundled kind of corpus is Vietnamese, where the list is off unless a weight is set."""
+    return load_settings(**{**settings.model_dump(), "companion_embedding": "minilm", "companion_weight": 1.0})
 
 
 def _ingest(companion_settings, corpus, companion):
@@ -97,10 +99,11 @@ def test_the_companion_list_joins_the_fusion_on_english_corpora_only(companion_s
                     companion_embed_model=companion)
     index = open_index(companion_settings)
     assert index.companion is not None
-    vietnamese = build_pipeline(companion_settings, models, index)
+    unset = load_settings(**{**companion_settings.model_dump(), "companion_weight": None})
+    vietnamese = build_pipeline(unset, models, index)
     assert vietnamese.retrieval.config.companion_weight == 0.0
     assert "companion" not in vietnamese.retrieval.retriever().retriever_names
-    forced = build_pipeline(load_settings(**{**companion_settings.model_dump(), "companion_weight": 1.0}), models, index)
+    forced = build_pipeline(companion_settings, models, index)
     nodes = forced.retrieval.retriever().retrieve("How many requests per minute does the public API allow?")
     assert nodes[0].node.metadata["doc_id"] == "api-limits" and "companion" in nodes[0].ranks
     assert nodes[0].node.embedding is not None and len(nodes[0].node.embedding) == 256  # the main model's vector
@@ -120,3 +123,25 @@ def test_the_companion_retriever_embeds_with_its_own_model_and_returns_no_vector
     assert nodes[0].node.embedding is None and nodes[0].score > 0
     with pytest.raises(TypeError):
         retriever.best_cosines([main_vector])
+
+
+def test_a_vietnamese_corpus_never_loads_the_second_embedder(companion_settings, corpus):
+    unset = load_settings(**{**companion_settings.model_dump(), "companion_weight": None})
+    lazy = LazyEmbedding(CountingEmbedding, "minilm")
+    ingest_path(unset, corpus, embed_model=HashEmbedding(), companion_embed_model=lazy)
+    assert not lazy.built and Manifest.load(unset.index_dir).companion == {}
+    assert open_index(unset).companion is None
+
+
+def test_the_lazy_embedder_builds_once_on_first_use():
+    built = []
+
+    def build():
+        built.append(1)
+        return CountingEmbedding()
+
+    lazy = LazyEmbedding(build, "counting")
+    assert not lazy.built and built == []
+    assert lazy.get_query_embedding("a") == CountingEmbedding().get_query_embedding("a")
+    lazy.get_text_embedding_batch(["b", "c"])
+    assert lazy.built and built == [1]
