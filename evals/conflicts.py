@@ -49,6 +49,8 @@ class PairRow:
     supersedes_b: tuple[str, ...] = ()
     doc_a: str = "doc-a"
     doc_b: str = "doc-b"
+    authority_a: str = ""
+    authority_b: str = ""
 
 
 def load_pairs(path: Path, corpus: Path | None) -> list[PairRow]:
@@ -71,7 +73,8 @@ def load_pairs(path: Path, corpus: Path | None) -> list[PairRow]:
                                 str(b.metadata.get("date", "")), bool(row["conflict"]), row.get("kind", "all"), row.get("newer"),
                                 str(a.metadata.get("title", "")), str(b.metadata.get("title", "")),
                                 split_ids(str(a.metadata.get("supersedes", ""))),
-                                split_ids(str(b.metadata.get("supersedes", ""))), a.doc_id, b.doc_id))
+                                split_ids(str(b.metadata.get("supersedes", ""))), a.doc_id, b.doc_id,
+                                str(a.metadata.get("department", "")), str(b.metadata.get("department", ""))))
         else:
             rows.append(PairRow(row["pair_id"], row["a"]["text"], row["b"]["text"], row["a"].get("date", "") or "",
                                 row["b"].get("date", "") or "", bool(row["conflict"]), row.get("kind", "all"), row.get("newer")))
@@ -115,13 +118,14 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "deadlines off": {"deadlines": False},
     "period changes off": {"min_period_overlap": None},
     "claim alignment off": {"align_claims": False},
-    "abolition target on (0.3)": {"min_abolition_overlap": 0.3},
+    "abolition target off": {"min_abolition_overlap": None},
     "declared supersedes ignored": {"supersedes": False},
     "table headers off": {"table_headers": False},
+    "departments ignored": {"authorities": False},
 }
 ABLATIONS["all rules off"] = {"deadlines": False, "min_period_overlap": None, "align_claims": False,
-                              "supersedes": False, "table_headers": False}
-_ANALYZE_SWITCHES = ("deadlines", "supersedes")
+                              "min_abolition_overlap": None, "supersedes": False, "table_headers": False, "authorities": False}
+_ANALYZE_SWITCHES = ("deadlines", "supersedes", "authorities")
 
 
 def predict(rows: list[PairRow], similarities: np.ndarray, gate: float, skip_years: bool = True,
@@ -130,14 +134,17 @@ def predict(rows: list[PairRow], similarities: np.ndarray, gate: float, skip_yea
     detect_kw = {k: v for k, v in switches.items() if k not in _ANALYZE_SWITCHES}
     deadlines = switches.get("deadlines", True)
     declared = switches.get("supersedes", True)
+    authorities = switches.get("authorities", True)
     preds = []
     for row, sim in zip(rows, similarities):
         # two documents: distinct sources, so the same-date companion rule applies as in the engine
         a = analyze("a", row.text_a, _date(row.date_a), lang=detect_language(row.text_a), skip_years=skip_years,
                     title=row.title_a, source=row.doc_a, supersedes=row.supersedes_a if declared else (),
+                    authority=row.authority_a if authorities else "",
                     deadlines=deadlines)
         b = analyze("b", row.text_b, _date(row.date_b), lang=detect_language(row.text_b), skip_years=skip_years,
                     title=row.title_b, source=row.doc_b, supersedes=row.supersedes_b if declared else (),
+                    authority=row.authority_b if authorities else "",
                     deadlines=deadlines)
         matrix = np.array([[1.0, sim], [sim, 1.0]])
         pairs = detect_pairs([a, b], matrix, sim_threshold=gate, min_claim_overlap=claim_overlap, **detect_kw)

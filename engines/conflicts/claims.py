@@ -49,6 +49,7 @@ class Passage:
     title: str = ""  # the document's subject: its markers apply to every number in the passage
     source: str = ""  # the document it comes from; chunks of one document win or lose together
     supersedes: tuple[str, ...] = ()  # documents its document declares it replaces (front matter)
+    authority: str = ""  # who issued its document (front matter ``department``); "" when unknown
 
     @property
     def source_key(self) -> str:
@@ -67,6 +68,7 @@ def analyze(
     source: str = "",
     deadlines: bool = True,
     supersedes: Sequence[str] = (),
+    authority: str = "",
 ) -> Passage:
     """Build a ``Passage`` with its quantities (deadlines among them) and cues read from ``text``."""
     norm = unicodedata.normalize("NFC", text)
@@ -80,6 +82,7 @@ def analyze(
         title=unicodedata.normalize("NFC", title),
         source=source,
         supersedes=tuple(supersedes),
+        authority=unicodedata.normalize("NFC", authority).casefold().strip(),
         quantities=tuple(quantities),
         cues=tuple(find_abolition_cues(norm)),
     )
@@ -215,6 +218,7 @@ def _aligned_change(i: int, pa: Passage, fa: Facts, *, j_candidates: list[tuple[
     if subject_veto and subjects_differ(fa.markers[i], fa.profile, fb.markers[j], fb.profile):
         return None
     return f"{qa.text} vs {qb.text}"
+
 
 
 def numeric_evidence(

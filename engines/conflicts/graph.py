@@ -189,6 +189,7 @@ def detect_pairs(
     sim = _check_similarity(similarity, n)
     read: dict[int, Facts] = {}
     out: list[ConflictPair] = []
+    targeted = None if min_abolition_overlap is None else abolished_sources(passages, min_abolition_overlap)
     for i, j in np.argwhere(np.triu(sim >= sim_threshold, k=1)).tolist():
         pa, pb = passages[i], passages[j]
         s = float(sim[i, j])
@@ -211,8 +212,8 @@ def detect_pairs(
                 out.append(ConflictPair(pa.id, pb.id, "numeric", evidence, s))
         if bool(pa.cues) != bool(pb.cues):
             cued, other = (pa, pb) if pa.cues else (pb, pa)
-            # an abolition conflicts only with a passage stating what it abolishes
-            if min_abolition_overlap is None or abolition_target_overlap(cued, other) >= min_abolition_overlap:
+            # an abolition conflicts only with a document that states what it abolishes
+            if targeted is None or (cued.id, other.source_key) in targeted:
                 phrases = tuple(dict.fromkeys(c.phrase for c in cued.cues))
                 out.append(ConflictPair(pa.id, pb.id, "negation", phrases, s))
     for pair in out:
@@ -220,10 +221,31 @@ def detect_pairs(
     return out
 
 
+def abolished_sources(passages: Sequence[Passage], min_overlap: float) -> set[tuple[str, str]]:
+    """(cued passage id, document) where one of the document's passages states what the cue abolishes.
+
+    Decided per document, not per passage: the other chunks of an abolished rule ("register on form
+    NS-21", "the days in office are checked monthly") do not restate it, yet fall with it.
+    """
+    out: set[tuple[str, str]] = set()
+    for cued in passages:
+        if not cued.cues:
+            continue
+        for other in passages:
+            key = (cued.id, other.source_key)
+            if other.cues or other.source_key == cued.source_key or key in out:
+                continue
+            if abolition_target_overlap(cued, other) >= min_overlap:
+                out.add(key)
+    return out
+
+
 def are_companions(a: Passage, b: Passage) -> bool:
     """Different documents, same issue date, different titles: published together, not a revision."""
     if not (a.source and b.source) or a.source == b.source or a.date is None or a.date != b.date:
         return False
+    if a.authority and b.authority and a.authority != b.authority:
+        return False  # two departments on one day: nothing says they were published as one set
     return unicodedata.normalize("NFC", a.title).casefold().strip() != unicodedata.normalize("NFC", b.title).casefold().strip()
 
 

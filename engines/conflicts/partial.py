@@ -30,7 +30,7 @@ def stale_spans(loser: Passage, winners: Sequence[Passage], detect: Callable[...
     spans = []
     for start, end in sentence_spans(loser.text):
         part = analyze(f"{loser.id}@{start}", loser.text[start:end], loser.date, title=loser.title,
-                       source=loser.source_key)
+                       source=loser.source_key, authority=loser.authority)
         if not (part.quantities or part.cues):
             continue
         for winner in winners:

@@ -126,13 +126,13 @@ class ConflictPostprocessor(BaseNodePostprocessor):
         meta = nws.node.metadata
         key = (nws.node.node_id, nws.node.get_content(metadata_mode=MetadataMode.NONE), str(meta.get("date") or ""),
                str(meta.get("title") or ""), str(meta.get("doc_id") or ""), self.skip_years,
-               str(meta.get("supersedes") or ""))
+               str(meta.get("supersedes") or ""), str(meta.get("department") or ""))
         with self._lock:
             cached = self._analyzed.get(key)
         if cached is None:
-            node_id, text, date, title, doc_id, skip_years, supersedes = key
+            node_id, text, date, title, doc_id, skip_years, supersedes, department = key
             cached = analyze(node_id, text, _date(date), lang=detect_language(text), skip_years=skip_years,
-                             title=title, source=doc_id, supersedes=split_ids(supersedes))
+                             title=title, source=doc_id, supersedes=split_ids(supersedes), authority=department)
             with self._lock:
                 self._analyzed[key] = cached
         return cached

@@ -129,6 +129,24 @@ def test_an_abolition_conflicts_only_with_a_passage_stating_what_it_abolishes():
     assert [p.kind for p in flagged(other, notice, min_abolition_overlap=None)] == ["negation"]  # the seed's rule
     assert flagged(other, notice, min_abolition_overlap=0.3) == []
     assert [p.kind for p in flagged(stated, notice, min_abolition_overlap=0.3)] == ["negation"]
+    assert flagged(other, notice) == []  # the default
+
+
+def test_an_abolished_rule_falls_with_every_retrieved_chunk_of_its_document():
+    """Only one chunk of the old rule states what is abolished; its other chunks (how to register,
+    what happens on a breach) belong to the same rule and must not crowd the new one out of the answer."""
+    notice = analyze("n#0", "Quy định làm việc tại văn phòng tối thiểu 3 ngày mỗi tuần không còn áp dụng.",
+                     dt.date(2024, 6, 1), source="remote-2024")
+    stated = analyze("o#0", "Nhân viên làm việc tại văn phòng tối thiểu 3 ngày mỗi tuần.", dt.date(2024, 1, 1),
+                     source="remote-2023")
+    procedure = analyze("o#1", "Đề nghị làm việc từ xa lập theo mẫu NS-21, trình trưởng phòng phê duyệt.",
+                        dt.date(2024, 1, 1), source="remote-2023")
+    unrelated = analyze("u#0", "Đề nghị nghỉ phép lập theo mẫu NS-02, trình trưởng phòng phê duyệt.",
+                        dt.date(2024, 1, 1), source="leave-2023")
+    sim = np.full((4, 4), 0.95)
+    np.fill_diagonal(sim, 1.0)
+    pairs = detect_pairs([notice, stated, procedure, unrelated], sim, sim_threshold=0.5)
+    assert {(p.a, p.b) for p in pairs if p.kind == "negation"} == {("n#0", "o#0"), ("n#0", "o#1")}
 
 
 # ------------------------------------------------------------------------------ declared winners

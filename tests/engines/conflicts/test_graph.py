@@ -458,3 +458,26 @@ def test_same_date_documents_with_different_titles_are_companions_not_rivals():
     sim = [[1.0, 0.95, 0.95], [0.95, 1.0, 0.95], [0.95, 0.95, 1.0]]
     pairs = detect_pairs([probation, seasonal, revised], sim, sim_threshold=0.9)
     assert {(p.a, p.b) for p in pairs} == {("s#0", "r#0")}
+
+
+def test_same_date_documents_of_two_departments_may_disagree_and_stay_unresolved():
+    """Nothing says two departments published one set of rules: their different values are a dispute that
+    recency cannot decide, so both are kept and the answer says the sources disagree."""
+    import datetime as dt
+
+    from engines.conflicts.graph import analyze, are_companions, detect_pairs, resolve
+
+    day = dt.date(2024, 4, 1)
+    head = analyze("h#0", "Tiền đặt cọc thuê bao trả sau của người nước ngoài là 500.000 đồng.", day,
+                   title="Bảng cước trả sau", source="plans", authority="kinh-doanh")
+    branch = analyze("b#0", "Tiền đặt cọc thuê bao trả sau của người nước ngoài là 1.000.000 đồng.", day,
+                     title="Hướng dẫn của chi nhánh miền Nam", source="branch-guide", authority="chi-nhanh-mien-nam")
+    same_dept = analyze("b#0", branch.text, day, title=branch.title, source="branch-guide", authority="Kinh-doanh ")
+    assert not are_companions(head, branch)
+    assert are_companions(head, same_dept)  # one department, one day: published together
+    sim = [[1.0, 0.95], [0.95, 1.0]]
+    pairs = detect_pairs([head, branch], sim, sim_threshold=0.9)
+    assert [p.kind for p in pairs] == ["numeric"]
+    resolution = resolve([head, branch], pairs)
+    assert resolution.dropped_ids == () and [c.kind for c in resolution.clusters] == ["unresolved"]
+    assert detect_pairs([head, same_dept], sim, sim_threshold=0.9) == []
