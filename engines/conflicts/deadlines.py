@@ -44,16 +44,23 @@ _DATE_RES: tuple[tuple[re.Pattern[str], str], ...] = (
 # A day of the month with no month after it: "ngày 25" (not "ngày 25/3", "ngày 25 tháng 3"), "the 25th of each month".
 _DAY_OF_MONTH_RES: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?<!\w)ngày\s+(\d{1,2})(?![\d/.,-]|\s+tháng\s+\d)", re.IGNORECASE),
-    re.compile(r"(?<!\w)(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)(?=\s+(?:of\s+)?(?:each|every|the)\s+month)", re.IGNORECASE),
+    re.compile(r"(?<!\w)(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)(?=(?:\s+day)?\s+(?:of\s+)?(?:each|every|the)\s+"
+               r"(?:(?:following|next)\s+)?month)", re.IGNORECASE),
 )
+# A monthly deadline in the month after the one the sentence speaks of ("ngày 05 của tháng kế tiếp",
+# "the 10th day of the month following"): a later deadline than the same day of that month.
+_NEXT_MONTH_RE = re.compile(
+    r"[\s*_]*(?:day\s+)?(?:(?:của|trong)\s+)?(?:tháng\s+(?:kế\s+tiếp|tiếp\s+theo|liền\s+(?:sau|kề)|sau)"
+    r"|of\s+the\s+(?:following|next)\s+month|of\s+the\s+month\s+(?:following|after))", re.IGNORECASE)
+_MONTH_DAYS = 31
 
 # A deadline cue ends right before the date (a "ngày" between them is allowed).
 _CUE_BEFORE_RE = re.compile(
     r"(?<!\w)(?:hạn(?:\s+chót|\s+cuối)?|thời\s+hạn|trước|chậm\s+nhất(?:\s+là)?|muộn\s+nhất(?:\s+là)?|đến\s+hết"
     r"|đến|tới|hết\s+hạn(?:\s+vào)?|kéo\s+dài\s+(?:đến|tới)|gia\s+hạn\s+(?:đến|tới)|không\s+muộn\s+hơn"
     r"|by|before|until|till|through|no\s+later\s+than|deadline(?:\s+is)?|expires?(?:\s+on)?|ends?\s+on"
-    r"|extended\s+(?:to|until))"
-    r"[\s*_]*(?:(?:hết\s+)?ngày|the|on)?[\s*_]*[:,]?[\s*_]*$",  # Markdown emphasis may wrap the date
+    r"|extended\s+(?:to|until)|trước\s+hoặc\s+trong|on\s+or\s+before|before\s+or\s+on)"
+    r"[\s*_]*(?:vào)?[\s*_]*(?:(?:hết\s+)?ngày|the|on)?[\s*_]*[:,]?[\s*_]*$",  # Markdown emphasis may wrap the date
     re.IGNORECASE,
 )
 _CUE_WINDOW = 40
@@ -74,6 +81,15 @@ def _value(groups: tuple[str, ...], order: str) -> dt.date | None:
         return None
 
 
+def _day_of_month(norm: str, m: re.Match[str]) -> int | None:
+    """The day (1-31), plus a month's days when the sentence says the month after: "ngày 05 của tháng kế
+    tiếp" falls after "ngày 25"."""
+    day = int(m.group(1))
+    if not 1 <= day <= 31:
+        return None
+    return day + (_MONTH_DAYS if _NEXT_MONTH_RE.match(norm, m.end()) else 0)
+
+
 def _deadline(norm: str, m: re.Match[str], value: float, unit: str, context_words: int) -> Quantity | None:
     """The match as a deadline value when a deadline cue ends right before it in its sentence."""
     before = sentence_prefix(norm, m.start())
@@ -88,9 +104,9 @@ def parse_deadlines(text: str, context_words: int = 8) -> list[Quantity]:
     norm = unicodedata.normalize("NFC", text)
     found: list[Quantity] = []
     matches = [(m, _value(m.groups(), order), DATE_UNIT) for rx, order in _DATE_RES for m in rx.finditer(norm)]
-    matches += [(m, int(m.group(1)), DAY_OF_MONTH_UNIT) for rx in _DAY_OF_MONTH_RES for m in rx.finditer(norm)]
+    matches += [(m, _day_of_month(norm, m), DAY_OF_MONTH_UNIT) for rx in _DAY_OF_MONTH_RES for m in rx.finditer(norm)]
     for m, value, unit in matches:  # full dates first: a day of the month inside one is not another value
-        if value is None or (unit == DAY_OF_MONTH_UNIT and not 1 <= value <= 31):
+        if value is None:
             continue
         if any(q.span[0] < m.end() and m.start() < q.span[1] for q in found):
             continue

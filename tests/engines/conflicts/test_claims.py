@@ -50,6 +50,10 @@ def test_issue_and_effective_dates_are_not_deadlines(text):
 @pytest.mark.parametrize("text, day", [
     ("Khách hàng chưa trả nợ đến hết ngày 20 sẽ bị tính phí chậm trả.", 20),
     ("Invoices must be paid by the 5th of each month.", 5),
+    ("Hội viên đóng phí trước hoặc trong ngày 28 của tháng.", 28),
+    ("Phí được đóng chậm nhất vào ngày 10 của tháng kế tiếp.", 31 + 10),  # the month after: later than day 28
+    ("Dues are paid no later than the 10th day of the month following the invoice.", 31 + 10),
+    ("Dues are paid on or before the 3rd of the next month.", 31 + 3),
 ])
 def test_a_monthly_deadline_is_a_day_of_the_month(text, day):
     (q,) = parse_deadlines(text)
@@ -67,6 +71,13 @@ def test_a_moved_monthly_deadline_is_a_conflict():
     moved = "Khách hàng chưa trả nợ đến hết ngày 25 sẽ bị tính phí chậm trả."
     assert [p.kind for p in flagged(old, moved, min_claim_overlap=0.2)] == ["numeric"]
     assert flagged(old, old.replace("Khách hàng", "Người vay"), min_claim_overlap=0.2) == []
+
+
+def test_a_monthly_deadline_moved_into_the_next_month_is_a_conflict():
+    old = "Hội viên đóng phí trước hoặc trong ngày 28 của tháng phát hành thông báo phí."
+    moved = "Hội viên đóng phí chậm nhất vào ngày 10 của tháng kế tiếp tháng phát hành thông báo phí."
+    (pair,) = flagged(old, moved, min_claim_overlap=0.2)
+    assert pair.evidence == ("ngày 28 vs ngày 10",)
 
 
 def test_a_moved_deadline_is_a_conflict_and_the_same_deadline_is_not():
