@@ -2,8 +2,9 @@
 (multilingual-e5 embeddings, the packaged local LLM), on both splits: floors assert on the frozen
 test split, dev is measured beside it. One evaluation per split and session, shared by the floor
 tests; the index is built once in a temporary folder. The held-out test split's supersession turns
-are replayed here too, for the conflict floors (evals/test_conflict_floors.py): only this conftest
-and the command lines compose pipelines with app."""
+are replayed here too, for the conflict floors (evals/test_conflict_floors.py), and an English mtRAG
+slice for the fusion floor (evals/test_english_fusion.py): only this conftest and the command lines
+compose pipelines with app."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from evals.llm_cache import CachedLLM
 
 BANK = Path(__file__).resolve().parent.parent / "data" / "eval" / "bank"
 HELDOUT = Path(__file__).resolve().parent.parent / "data" / "eval" / "heldout"
+MTRAG_FIQA = HELDOUT.parent / "mtrag-fiqa"
 SPLITS = ("test", "dev")
 
 
@@ -66,6 +68,23 @@ def supersession_answers(tmp_path_factory, eval_settings, eval_models):
         done = result.rows["condense"]
         out.append({"n": len(done), "newer": sum(bool(r.must_contain_ok) for r in done),
                     "stale": sum(bool(r.stale) for r in done)})
+    return out
+
+
+@pytest.fixture(scope="session")
+def english_fusion(tmp_path_factory, eval_settings, eval_models):
+    """(product default, second embedder's weight 0): English multi-turn retrieval on the mtRAG FiQA
+    slice, through the benchmark's own rewrites (no LLM in the loop), one index for both."""
+    settings = eval_settings.model_copy(update={"index_dir": tmp_path_factory.mktemp("fiqa") / "index"})
+    ingest_path(settings, MTRAG_FIQA / "corpus.jsonl", embed_model=eval_models.embed_model,
+                companion_embed_model=eval_models.companion_embed_model)
+    index = open_index(settings)
+    rows = load_rows(MTRAG_FIQA / "rows.jsonl")
+    out = []
+    for overrides in ({}, {"companion_weight": 0.0}):
+        pipeline = build_pipeline(settings.model_copy(update=overrides), eval_models, index)
+        out.append(run_evaluation(pipeline, rows, configs=["reference"], k=5, retrieval_only=True)
+                   .summary["reference"])
     return out
 
 
