@@ -22,6 +22,7 @@ import bm25s
 
 from engines.io import read_jsonl
 
+
 def _load(path: Path) -> list[dict]:
     rows = []
     for line in read_jsonl(path):
