@@ -122,10 +122,12 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "declared supersedes ignored": {"supersedes": False},
     "table headers off": {"table_headers": False},
     "departments ignored": {"authorities": False},
+    "table units off": {"header_units": False},
 }
 ABLATIONS["all rules off"] = {"deadlines": False, "min_period_overlap": None, "align_claims": False,
-                              "min_abolition_overlap": None, "supersedes": False, "table_headers": False, "authorities": False}
-_ANALYZE_SWITCHES = ("deadlines", "supersedes", "authorities")
+                              "min_abolition_overlap": None, "supersedes": False, "table_headers": False, "authorities": False,
+                              "header_units": False}
+_ANALYZE_SWITCHES = ("deadlines", "supersedes", "authorities", "header_units")
 
 
 def predict(rows: list[PairRow], similarities: np.ndarray, gate: float, skip_years: bool = True,
@@ -135,16 +137,17 @@ def predict(rows: list[PairRow], similarities: np.ndarray, gate: float, skip_yea
     deadlines = switches.get("deadlines", True)
     declared = switches.get("supersedes", True)
     authorities = switches.get("authorities", True)
+    header_units = switches.get("header_units", True)
     preds = []
     for row, sim in zip(rows, similarities):
         # two documents: distinct sources, so the same-date companion rule applies as in the engine
         a = analyze("a", row.text_a, _date(row.date_a), lang=detect_language(row.text_a), skip_years=skip_years,
                     title=row.title_a, source=row.doc_a, supersedes=row.supersedes_a if declared else (),
-                    authority=row.authority_a if authorities else "",
+                    authority=row.authority_a if authorities else "", header_units=header_units,
                     deadlines=deadlines)
         b = analyze("b", row.text_b, _date(row.date_b), lang=detect_language(row.text_b), skip_years=skip_years,
                     title=row.title_b, source=row.doc_b, supersedes=row.supersedes_b if declared else (),
-                    authority=row.authority_b if authorities else "",
+                    authority=row.authority_b if authorities else "", header_units=header_units,
                     deadlines=deadlines)
         matrix = np.array([[1.0, sim], [sim, 1.0]])
         pairs = detect_pairs([a, b], matrix, sim_threshold=gate, min_claim_overlap=claim_overlap, **detect_kw)

@@ -28,6 +28,7 @@ from engines.conflicts.subjects import (
     sentences,
     subjects_differ,
 )
+from engines.conflicts.tables import with_header_units
 
 __all__ = ["Passage", "analyze", "claim_overlap", "numeric_evidence", "abolition_target_overlap", "cue_target", "Facts",
            "facts"]
@@ -69,10 +70,14 @@ def analyze(
     deadlines: bool = True,
     supersedes: Sequence[str] = (),
     authority: str = "",
+    header_units: bool = True,
 ) -> Passage:
-    """Build a ``Passage`` with its quantities (deadlines among them) and cues read from ``text``."""
+    """Build a ``Passage`` with its quantities (deadlines and table cells under a unit among them) and
+    cues read from ``text``."""
     norm = unicodedata.normalize("NFC", text)
     quantities = parse_quantities(norm, lang, skip_years=skip_years, skip_small_ints=skip_small_ints)
+    if header_units:
+        quantities = with_header_units(norm, quantities)
     if deadlines:
         quantities = sorted([*quantities, *parse_deadlines(norm)], key=lambda q: q.span)
     return Passage(
