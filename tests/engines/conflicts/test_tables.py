@@ -37,8 +37,9 @@ def test_a_cell_under_a_unit_header_is_an_amount_of_that_unit():
 
 def test_a_caption_above_the_table_names_the_unit_of_cells_whose_header_does_not():
     assert ("6.700", 6700.0, "VND") in _amounts(CAPTIONED)
-    assert not any(text in ("0", "10") for text, _, _ in _amounts(CAPTIONED))  # "Từ 0 đến 10 m³" is no cell amount
-    assert _amounts(CAPTIONED.replace("Đơn vị tính: đồng/m³, chưa bao gồm thuế.", "Giá áp dụng từ tháng 7.")) == []
+    assert [a for a in _amounts(CAPTIONED) if a[2] == "VND"] == [("6.700", 6700.0, "VND")]  # not "Từ 0 đến 10 m³"
+    uncaptioned = CAPTIONED.replace("Đơn vị tính: đồng/m³, chưa bao gồm thuế.", "Giá áp dụng từ tháng 7.")
+    assert [a for a in _amounts(uncaptioned) if a[2] == "VND"] == []
 
 
 def test_two_versions_of_a_price_list_conflict_on_the_changed_row_only():
