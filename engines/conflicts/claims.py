@@ -225,7 +225,6 @@ def _aligned_change(i: int, pa: Passage, fa: Facts, *, j_candidates: list[tuple[
     return f"{qa.text} vs {qb.text}"
 
 
-
 def numeric_evidence(
     pa: Passage, fa: Facts, pb: Passage, fb: Facts, *,
     rel_tol: float, require_context_overlap: bool, subject_veto: bool,
@@ -271,7 +270,7 @@ def abolition_target_overlap(cued: Passage, other: Passage) -> float:
     or 1 when the cue sentence names a value ``other`` states. An
     abolition of one allowance beside a document about another shares the topic, not the target."""
     best = 0.0
-    other_sentences = [claim_terms(s) for s in sentences(other.text) if not find_abolition_cues(s)]
+    other_sentences = uncued_sentence_terms(other.text)
     for cue in cued.cues:
         sentence = claim_sentence(cued.text, *cue.span)
         start = cued.text.find(sentence)
@@ -283,6 +282,14 @@ def abolition_target_overlap(cued: Passage, other: Passage) -> float:
             continue
         best = max([best, *(len(target & o) / len(target) for o in other_sentences)])
     return best
+
+
+@lru_cache(maxsize=4096)
+def uncued_sentence_terms(text: str) -> tuple[frozenset[tuple[str, ...]], ...]:
+    """The terms of each sentence of ``text`` that carries no abolition cue. Kept per text: every
+    abolition among a turn's passages is checked against every other passage, and the same chunks
+    come back turn after turn."""
+    return tuple(claim_terms(s) for s in sentences(text) if not find_abolition_cues(s))
 
 
 def cue_target(cued: Passage, cue: Cue) -> frozenset[tuple[str, ...]]:

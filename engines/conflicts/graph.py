@@ -189,7 +189,7 @@ def detect_pairs(
     sim = _check_similarity(similarity, n)
     read: dict[int, Facts] = {}
     out: list[ConflictPair] = []
-    targeted = None if min_abolition_overlap is None else abolished_sources(passages, min_abolition_overlap)
+    targeted: set[tuple[str, str]] | None = None  # read on the first abolition pair (most turns have none)
     for i, j in np.argwhere(np.triu(sim >= sim_threshold, k=1)).tolist():
         pa, pb = passages[i], passages[j]
         s = float(sim[i, j])
@@ -213,6 +213,8 @@ def detect_pairs(
         if bool(pa.cues) != bool(pb.cues):
             cued, other = (pa, pb) if pa.cues else (pb, pa)
             # an abolition conflicts only with a document that states what it abolishes
+            if min_abolition_overlap is not None and targeted is None:
+                targeted = abolished_sources(passages, min_abolition_overlap)
             if targeted is None or (cued.id, other.source_key) in targeted:
                 phrases = tuple(dict.fromkeys(c.phrase for c in cued.cues))
                 out.append(ConflictPair(pa.id, pb.id, "negation", phrases, s))

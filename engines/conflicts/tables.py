@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import lru_cache
 
 from engines.conflicts.numbers import Quantity, parse_quantities
 from engines.conflicts.subjects import column_header
@@ -20,9 +21,11 @@ _CAPTION = re.compile(r"(?imu)^[\s*_]*(?:đơn\s+vị(?:\s+tính)?|units?|curren
 _CAPTION_LINES = 3
 
 
+@lru_cache(maxsize=1024)
 def header_unit(header: str) -> Quantity | None:
     """One unit of what ``header`` names ("Đơn giá (đồng/m³)" -> 1 VND; "Giá (triệu đồng)" -> 1,000,000
-    VND), read as the number parser reads "1 <unit>"; None when the header names no unit."""
+    VND), read as the number parser reads "1 <unit>"; None when the header names no unit. Kept: a
+    table's rows share their headers."""
     for fragment in [*_PARENTHESES.findall(header), header]:
         probe = f"1 {fragment.strip()}"
         found = parse_quantities(probe, skip_small_ints=False)
