@@ -161,12 +161,19 @@ def clean_output(text: str) -> str:
 MAX_DEPENDENT_WORDS = 3
 
 
+#: A Vietnamese demonstrative after its noun: "tháng đó", "gói này", "khoản ấy".
+_VI_DEMONSTRATIVES = frozenset({"đó", "này", "ấy", "kia"})
+
+
 def points_inside(text: str, match: re.Match) -> bool:
-    """Whether the English pronoun ``match`` refers to something its own sentence named earlier:
-    it stands in a second ask joined by "and", "or" or a comma to a first part that names at least
-    :data:`MIN_ANTECEDENT_WORDS` topical words ("Is X a lethal disease and how is it transmitted?")."""
+    """Whether the reference ``match`` points at something its own sentence named earlier. English:
+    a pronoun in a second ask joined by "and", "or" or a comma to a first part that names at least
+    :data:`MIN_ANTECEDENT_WORDS` topical words ("Is X a lethal disease and how is it transmitted?").
+    Vietnamese: a demonstrative whose noun the sentence already used before it ("cước phát sinh
+    trong tháng có tính vào thông báo cước tháng đó không?")."""
     if detect_language(text) != "en":
-        return False
+        words = text[:match.start()].casefold().split()
+        return match.group(0).casefold() in _VI_DEMONSTRATIVES and len(words) >= 2 and words[-1] in words[:-1]
     before = text[:match.start()]
     joins = list(_EN_SECOND_ASK.finditer(before))
     return bool(joins) and len(topical_words(before[:joins[-1].start()])) >= MIN_ANTECEDENT_WORDS

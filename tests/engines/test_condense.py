@@ -282,3 +282,13 @@ def test_a_question_whose_pronoun_points_inside_it_is_kept_and_the_fallback_leav
     assert condense.guard(question, question, history) == condense.CondenseDecision(question)
     # where the fallback does run, the inner pronoun is not replaced by the earlier subject
     assert "cure for malaria" not in condense.fallback_query("Is Gout chronic and how is it treated?", history).split(":")[-1]
+
+
+def test_a_vietnamese_demonstrative_after_a_noun_the_question_already_used_points_inside():
+    question = "Cước phát sinh trong tháng có được tính vào thông báo cước tháng đó không?"
+    assert not condense.looks_dependent(question)
+    assert condense.guard(question, question, msgs("Thuê bao bị khóa thì mở lại thế nào?", "...")) == (
+        condense.CondenseDecision(question))
+    # a demonstrative whose noun the question never named still points back
+    assert condense.looks_dependent("Phí của gói đó là bao nhiêu?")
+    assert condense.looks_dependent("Cái đó có được cộng dồn không?")
