@@ -172,7 +172,7 @@ def points_inside(text: str, match: re.Match) -> bool:
     Vietnamese: a demonstrative whose noun the sentence already used before it ("cước phát sinh
     trong tháng có tính vào thông báo cước tháng đó không?")."""
     if detect_language(text) != "en":
-        words = text[:match.start()].casefold().split()
+        words = content_words(text[:match.start()])  # the project's word split: punctuation is no part of a word
         return match.group(0).casefold() in _VI_DEMONSTRATIVES and len(words) >= 2 and words[-1] in words[:-1]
     before = text[:match.start()]
     joins = list(_EN_SECOND_ASK.finditer(before))

@@ -289,6 +289,8 @@ def test_a_vietnamese_demonstrative_after_a_noun_the_question_already_used_point
     assert not condense.looks_dependent(question)
     assert condense.guard(question, question, msgs("Thuê bao bị khóa thì mở lại thế nào?", "...")) == (
         condense.CondenseDecision(question))
+    # punctuation beside the noun does not hide it
+    assert not condense.looks_dependent("Phí dịch vụ phát sinh trong tháng, có cộng vào hóa đơn tháng đó không?")
     # a demonstrative whose noun the question never named still points back
     assert condense.looks_dependent("Phí của gói đó là bao nhiêu?")
     assert condense.looks_dependent("Cái đó có được cộng dồn không?")
