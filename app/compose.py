@@ -21,6 +21,7 @@ from app.config import Settings
 from engines.chat import ConversationalRAGEngine
 from engines.companion import collection_name as companion_collection_name
 from engines.companion import companion_weight_for
+from engines.conflicts.claim_vectors import cross_language
 from engines.conflicts.postprocessor import ConflictPostprocessor
 from engines.documents import load_corpus
 from engines.errors import ConfigError, IndexUnavailable
@@ -43,6 +44,7 @@ from engines.models.registry import (
     LLMOptions,
     build_embedding,
     build_llm,
+    calibration_for,
     embedding_model_id,
     is_calibrated,
 )
@@ -256,6 +258,8 @@ def _conflicts(parts: Parts) -> list[Any]:
         question_focus=QuestionFocus(parts.models.embed_model, k=s.conflict_focus_clauses,
                                      config=_extract_config(s), clause_vectors=parts.clause_vectors)
         if s.conflict_focus_clauses and parts.models.embed_model is not None else None,
+        cross_language=cross_language(parts.models.embed_model, calibration_for(s.embedding).cross_claim_similarity,
+                                      parts.clause_vectors),
     )]
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from engines.conflicts import DEFAULT_MIN_CLAIM_OVERLAP
+from engines.conflicts.claim_vectors import cross_language
 from engines.conflicts.graph import analyze, detect_pairs, resolve
 from engines.documents import split_ids
 from engines.io import read_jsonl
@@ -31,6 +32,7 @@ from engines.text import detect_language
 
 DEFAULT_GATES = (0.0, 0.68, 0.75, 0.80, 0.85, 0.88, 0.90, 0.92, 0.94)
 CLAIM_OVERLAPS = (0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
+CROSS_CLAIM_SIMILARITIES = (0.75, 0.8, 0.82, 0.84, 0.85, 0.86, 0.88, 0.9, 0.92)
 
 
 @dataclass(frozen=True)
@@ -123,10 +125,11 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "table headers off": {"table_headers": False},
     "departments ignored": {"authorities": False},
     "table units off": {"header_units": False},
+    "cross-language claims off": {"cross_language": None},
 }
 ABLATIONS["all rules off"] = {"deadlines": False, "min_period_overlap": None, "align_claims": False,
                               "min_abolition_overlap": None, "supersedes": False, "table_headers": False, "authorities": False,
-                              "header_units": False}
+                              "header_units": False, "cross_language": None}
 _ANALYZE_SWITCHES = ("deadlines", "supersedes", "authorities", "header_units")
 
 
@@ -213,10 +216,7 @@ def with_llm_check(rows: list[PairRow], preds: list[dict[str, Any]], llm: Any, g
     return out, cost
 
 
-def embed_similarities(rows: list[PairRow], embedding: str) -> np.ndarray:
-    from engines.models.registry import build_embedding
-
-    model = build_embedding(embedding)
+def embed_similarities(rows: list[PairRow], model: Any) -> np.ndarray:
     texts = [t for r in rows for t in (r.text_a, r.text_b)]
     unique = list(dict.fromkeys(texts))  # a document is in several pairs: embed it once
     vectors = np.asarray(model.get_text_embedding_batch(unique), dtype=np.float32)
@@ -271,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--llm-check", metavar="LLM", help="also run the optional LLM check (local, openai, ...) on "
                         "same-topic pairs the heuristics did not flag, and report with and without it")
     parser.add_argument("--llm-limit", type=int, default=None, help="ask the LLM about at most N pairs per kind")
+    parser.add_argument("--cross-claim", type=float, default=None, metavar="COSINE",
+                        help="compare passages in two languages claim by claim from this cosine of their claim "
+                             "sentences (default: the embedder's calibration; e5-small: off)")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--overhead", type=Path, metavar="INDEX",
                         help="instead: time the postprocessor on 10 real retrieved nodes per eval question")
@@ -285,10 +288,17 @@ def main(argv: list[str] | None = None) -> int:
     gate = args.gate if args.gate is not None else calibration_for(args.embedding).conflict_similarity
     claim = args.claim_overlap if args.claim_overlap is not None else DEFAULT_MIN_CLAIM_OVERLAP
     rows = ramdocs_pairs(args.ramdocs, args.per_kind or None) if args.ramdocs else load_pairs(args.pairs, args.corpus)
-    sims = embed_similarities(rows, args.embedding)
-    preds = predict(rows, sims, gate, claim_overlap=claim)
+    from engines.models.registry import build_embedding
+
+    model = build_embedding(args.embedding)
+    sims = embed_similarities(rows, model)
+    # passages in two languages compared as the product compares them (app/compose.py), or from --cross-claim
+    cross_claim = args.cross_claim if args.cross_claim is not None else calibration_for(args.embedding).cross_claim_similarity
+    cross = {"cross_language": cross_language(model, cross_claim)}
+    preds = predict(rows, sims, gate, claim_overlap=claim, **cross)
     table = scores(preds)
-    print(f"{len(rows)} pairs, embedding {args.embedding}, gate {gate}, claim overlap {claim}")
+    print(f"{len(rows)} pairs, embedding {args.embedding}, gate {gate}, claim overlap {claim}, "
+          f"cross-language claims {'off' if cross_claim is None else cross_claim}")
     print(f"{'kind':18} {'n':>4} {'flagged':>8} {'precision':>9} {'recall':>7} {'f1':>6}")
     for kind, s in table.items():
         print(f"{kind:18} {s['n']:4d} {s['flag_rate']:8.2f} {s['precision']:9.2f} {s['recall']:7.2f} {s['f1']:6.2f}")
@@ -299,23 +309,30 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'gate':>5} " + " ".join(f"{k[:14]:>14}" for k in kinds) + "    f1")
     sweep = {}
     for g in DEFAULT_GATES:
-        t = scores(predict(rows, sims, g, claim_overlap=claim))
+        t = scores(predict(rows, sims, g, claim_overlap=claim, **cross))
         sweep[g] = t
         print(f"{g:5.2f} " + " ".join(f"{t[k]['flag_rate']:14.2f}" for k in kinds) + f"  {t['all']['f1']:.2f}")
     print("\nclaim overlap sweep (numeric conflicts; at the gate):")
     claim_sweep = {}
     for c in CLAIM_OVERLAPS:
-        t = scores(predict(rows, sims, gate, claim_overlap=c))["all"]
+        t = scores(predict(rows, sims, gate, claim_overlap=c, **cross))["all"]
         claim_sweep[c] = t
         print(f"{c:5.2f} precision {t['precision']:.2f} recall {t['recall']:.2f} f1 {t['f1']:.2f} flagged {t['flag_rate']:.2f}")
-    no_year_filter = scores(predict(rows, sims, gate, skip_years=False, claim_overlap=claim))
+    no_year_filter = scores(predict(rows, sims, gate, skip_years=False, claim_overlap=claim, **cross))
     print(f"\nyear filter off: f1 {no_year_filter['all']['f1']:.2f} (on: {table['all']['f1']:.2f})")
     print("\neach claim rule switched off (precision / recall / newer kept):")
     ablation = {}
     for name, switch in ABLATIONS.items():
-        t = scores(predict(rows, sims, gate, claim_overlap=claim, **switch))["all"]
+        t = scores(predict(rows, sims, gate, claim_overlap=claim, **{**cross, **switch}))["all"]
         ablation[name] = t
         print(f"{name:28} {t['precision']:.2f} / {t['recall']:.2f} / {t.get('newer_kept', float('nan')):.2f}")
+    print("\ncross-language claims: least cosine of two claim sentences (precision / recall):")
+    cross_sweep = {}
+    for c in CROSS_CLAIM_SIMILARITIES:
+        swept = cross_language(model, c)
+        t = scores(predict(rows, sims, gate, claim_overlap=claim, cross_language=swept))["all"]
+        cross_sweep[c] = t
+        print(f"{c:5.2f} precision {t['precision']:.2f} recall {t['recall']:.2f} f1 {t['f1']:.2f} flagged {t['flag_rate']:.2f}")
     llm_result = None
     if args.llm_check:
         from engines.models.registry import build_llm
@@ -336,7 +353,8 @@ def main(argv: list[str] | None = None) -> int:
         (args.out / "conflicts_report.json").write_text(json.dumps(
             {"gate": gate, "embedding": args.embedding, "scores": table, "sweep": {str(k): v for k, v in sweep.items()},
              "year_filter_off": no_year_filter, "claim_overlap": claim, "ablation": ablation,
-             "claim_sweep": {str(k): v for k, v in claim_sweep.items()}, "llm_check": llm_result, "predictions": preds}, ensure_ascii=False, indent=2), encoding="utf-8")
+             "claim_sweep": {str(k): v for k, v in claim_sweep.items()},
+             "cross_claim_sweep": {str(k): v for k, v in cross_sweep.items()}, "llm_check": llm_result, "predictions": preds}, ensure_ascii=False, indent=2), encoding="utf-8")
     return 0
 
 

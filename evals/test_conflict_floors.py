@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from engines.conflicts import DEFAULT_MIN_CLAIM_OVERLAP as CLAIM_OVERLAP
-from engines.models.registry import calibration_for
+from engines.conflicts.claim_vectors import cross_language
+from engines.models.registry import build_embedding, calibration_for
 from evals.conflicts import ABLATIONS, embed_similarities, load_pairs, predict, scores
 
 pytestmark = pytest.mark.e2e
@@ -24,6 +25,18 @@ pytestmark = pytest.mark.e2e
 HELDOUT = Path(__file__).resolve().parent.parent / "data" / "eval" / "heldout"
 HELDOUT2 = HELDOUT.parent / "heldout2"
 GATE = calibration_for("e5-small").conflict_similarity
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    return build_embedding("e5-small")
+
+
+@pytest.fixture(scope="module")
+def product(embedder):
+    """The detector's keywords as the product composes them (app/compose.py)."""
+    return {"claim_overlap": CLAIM_OVERLAP,
+            "cross_language": cross_language(embedder, calibration_for("e5-small").cross_claim_similarity)}
 
 FLOORS = {
     # measured 2026-12-04 on test (an abolition against the documents stating what it abolishes; two
@@ -35,21 +48,21 @@ FLOORS = {
 
 
 @pytest.fixture(scope="module")
-def pairs_and_similarities():
+def pairs_and_similarities(embedder):
     rows = load_pairs(HELDOUT / "test" / "conflict_pairs.jsonl", HELDOUT / "corpus")
-    return rows, embed_similarities(rows, "e5-small")
+    return rows, embed_similarities(rows, embedder)
 
 
-def test_conflict_detector_floor_on_unseen_pairs(pairs_and_similarities):
+def test_conflict_detector_floor_on_unseen_pairs(pairs_and_similarities, product):
     rows, sims = pairs_and_similarities
-    table = scores(predict(rows, sims, GATE, claim_overlap=CLAIM_OVERLAP))["all"]
+    table = scores(predict(rows, sims, GATE, **product))["all"]
     assert table["precision"] >= FLOORS["precision"] and table["recall"] >= FLOORS["recall"], table
     assert table["newer_kept"] >= 0.9, table  # the newer side on resolved conflicts
 
 
-def test_conflict_floor_catches_the_claim_rules_switched_off(pairs_and_similarities):
+def test_conflict_floor_catches_the_claim_rules_switched_off(pairs_and_similarities, product):
     rows, sims = pairs_and_similarities
-    table = scores(predict(rows, sims, GATE, claim_overlap=CLAIM_OVERLAP, **ABLATIONS["all rules off"]))["all"]
+    table = scores(predict(rows, sims, GATE, **{**product, **ABLATIONS["all rules off"]}))["all"]
     assert table["precision"] < FLOORS["precision"] or table["recall"] < FLOORS["recall"], table
 
 
@@ -61,26 +74,26 @@ SECOND_FLOORS = {"precision": 0.84, "recall": 0.57}
 
 
 @pytest.fixture(scope="module")
-def second_set():
+def second_set(embedder):
     rows = load_pairs(HELDOUT2 / "test" / "conflict_pairs.jsonl", HELDOUT2 / "corpus")
-    return rows, embed_similarities(rows, "e5-small")
+    return rows, embed_similarities(rows, embedder)
 
 
 def _meets(table: dict, floors: dict) -> bool:
     return table["precision"] >= floors["precision"] and table["recall"] >= floors["recall"]
 
 
-def test_conflict_detector_floor_on_the_second_unseen_set(second_set):
+def test_conflict_detector_floor_on_the_second_unseen_set(second_set, product):
     rows, sims = second_set
-    table = scores(predict(rows, sims, GATE, claim_overlap=CLAIM_OVERLAP))["all"]
+    table = scores(predict(rows, sims, GATE, **product))["all"]
     assert _meets(table, SECOND_FLOORS), table
     assert table["newer_kept"] >= 0.9, table
 
 
 @pytest.mark.parametrize("switched_off", ["abolition target off", "departments ignored", "all rules off"])
-def test_second_set_floor_fails_with_each_rule_switched_off(second_set, switched_off):
+def test_second_set_floor_fails_with_each_rule_switched_off(second_set, product, switched_off):
     rows, sims = second_set
-    table = scores(predict(rows, sims, GATE, claim_overlap=CLAIM_OVERLAP, **ABLATIONS[switched_off]))["all"]
+    table = scores(predict(rows, sims, GATE, **{**product, **ABLATIONS[switched_off]}))["all"]
     assert not _meets(table, SECOND_FLOORS), table
 
 

@@ -29,6 +29,7 @@ from engines.conflicts.subjects import (
     subjects_differ,
 )
 from engines.conflicts.tables import with_header_units
+from engines.text import passage_language
 
 __all__ = ["Passage", "analyze", "claim_overlap", "numeric_evidence", "abolition_target_overlap", "cue_target", "Facts",
            "facts"]
@@ -106,6 +107,8 @@ class Facts:
     markers: tuple[set[tuple[str, str]], ...]  # one per quantity
     contexts: tuple[set[str], ...]  # one per quantity
     claims: tuple[frozenset[str], ...]  # one per quantity: its sentence's words, values masked
+    claim_texts: tuple[str, ...] = ()  # one per quantity: its sentence (and column header), as written
+    language: str = "vi"  # the passage's ("vi" or "en"): claims in two languages share no words
 
 
 def facts(p: Passage, table_headers: bool = True) -> Facts:
@@ -121,14 +124,16 @@ def _facts(p: Passage, table_headers: bool) -> Facts:
     text = unicodedata.normalize("NFC", p.text)
     title = unicodedata.normalize("NFC", p.title)
     title_markers = markers(title) if title else set()
+    claim_texts = tuple(claim_sentence(text, *q.span) + (" " + column_header(text, q.span[0]) if table_headers else "")
+                        for q in p.quantities)
     return Facts(
         profile=profile(f"{title}\n{text}" if title else text),
         markers=tuple(markers(sentence_prefix(text, q.span[0])) | title_markers for q in p.quantities),
         contexts=tuple(content_words(q.context) | content_words(sentence_prefix(text, q.span[0]))
                        for q in p.quantities),
-        claims=tuple(claim_words(claim_sentence(text, *q.span)
-                                 + (" " + column_header(text, q.span[0]) if table_headers else ""))
-                     for q in p.quantities),
+        claims=tuple(claim_words(t) for t in claim_texts),
+        claim_texts=claim_texts,
+        language=passage_language(text),
     )
 
 

@@ -69,7 +69,9 @@ from engines.conflicts import (
     DEFAULT_SIM_THRESHOLD,
 )
 from engines.conflicts.claims import Facts, Passage, abolition_target_overlap, analyze, facts, numeric_evidence
+from engines.conflicts.crosslingual import CrossLanguage, cross_language_evidence
 from engines.conflicts.partial import stale_spans
+from engines.text import passage_language
 
 logger = logging.getLogger(__name__)
 
@@ -164,6 +166,7 @@ def detect_pairs(
     min_abolition_overlap: float | None = DEFAULT_MIN_ABOLITION_TARGET,
     min_deadline_overlap: float | None = DEFAULT_MIN_DEADLINE_OVERLAP,
     table_headers: bool = True,
+    cross_language: CrossLanguage | None = None,
 ) -> list[ConflictPair]:
     """Conflicting pairs among ``passages``, ordered by input position.
 
@@ -174,6 +177,10 @@ def detect_pairs(
     ``companion_veto``: two differently titled documents issued on the same date are companions
     (a set of rules published together, e.g. leave for probation staff and for seasonal staff),
     not a revision of one another, so their different numbers are different facts.
+
+    ``cross_language``: with it, two passages in different languages, whose claims share no words,
+    are aligned by a multilingual embedder instead (``crosslingual``), and pass the same-topic gate
+    from ``sim_threshold - cross_language.gate_drop`` (one topic in two languages scores lower).
 
     Only pairs with ``similarity[i, j] >= sim_threshold`` are examined. A pair
     can yield a "numeric" and a "negation" conflict; the numeric one is listed
@@ -190,9 +197,13 @@ def detect_pairs(
     read: dict[int, Facts] = {}
     out: list[ConflictPair] = []
     targeted: set[tuple[str, str]] | None = None  # read on the first abolition pair (most turns have none)
-    for i, j in np.argwhere(np.triu(sim >= sim_threshold, k=1)).tolist():
+    cross_gate = sim_threshold - cross_language.gate_drop if cross_language is not None else sim_threshold
+    languages = [passage_language(p.text) for p in passages] if cross_gate < sim_threshold else []
+    for i, j in np.argwhere(np.triu(sim >= min(sim_threshold, cross_gate), k=1)).tolist():
         pa, pb = passages[i], passages[j]
         s = float(sim[i, j])
+        if s < sim_threshold and languages[i] == languages[j]:
+            continue  # the lower gate is for two languages, whose passages score lower on one topic
         if companion_veto and are_companions(pa, pb):
             continue
         if pa.quantities and pb.quantities:
@@ -208,6 +219,11 @@ def detect_pairs(
                 min_claim_overlap=min_claim_overlap, min_period_overlap=min_period_overlap,
                 align_claims=align_claims, min_deadline_overlap=min_deadline_overlap,
             )
+            if not evidence and cross_language is not None and fa.language != fb.language:
+                evidence = cross_language_evidence(
+                    pa, fa, pb, fb, np.asarray(cross_language.similarity(fa.claim_texts, fb.claim_texts)),
+                    min_similarity=cross_language.min_similarity, min_margin=cross_language.min_margin,
+                    subject_veto=subject_veto)
             if evidence:
                 out.append(ConflictPair(pa.id, pb.id, "numeric", evidence, s))
         if bool(pa.cues) != bool(pb.cues):

@@ -23,6 +23,7 @@ from llama_index.core.llms import LLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
+from engines.conflicts.crosslingual import CrossLanguage
 from engines.conflicts.graph import (
     DEFAULT_SIM_THRESHOLD,
     ConflictPair,
@@ -66,6 +67,9 @@ class ConflictPostprocessor(BaseNodePostprocessor):
         default=None, exclude=True, description=("The question's best clauses among the nodes, as (node id, text); "
         "when given, only conflicts about them are resolved (engines.conflicts.relevance). None: every conflict."))
     focus_target_overlap: float = DEFAULT_MIN_TARGET_OVERLAP
+    cross_language: CrossLanguage | None = Field(default=None, exclude=True, description=(
+        "Passages in two languages compared claim by claim with a multilingual embedder "
+        "(engines.conflicts.claim_vectors.cross_language); None: only by their words."))
     cache_size: int = Field(default=4096, ge=0, description="Parsed passages kept (chunks recur across turns).")
 
     _analyzed: LRUCache = PrivateAttr()
@@ -94,7 +98,8 @@ class ConflictPostprocessor(BaseNodePostprocessor):
         passages = [self._passage(n) for n in nodes]
         doc_of = {n.node.node_id: n.node.metadata.get("doc_id", n.node.node_id) for n in nodes}
         # Two chunks of one document are one source: a revision quoting the rule it replaces is not a conflict.
-        pairs = [p for p in detect_pairs(passages, similarity, sim_threshold=self.similarity_threshold)
+        pairs = [p for p in detect_pairs(passages, similarity, sim_threshold=self.similarity_threshold,
+                                            cross_language=self.cross_language)
                  if doc_of[p.a] != doc_of[p.b]]
         llm_calls = 0
         if self.llm is not None:
