@@ -93,6 +93,15 @@ _EN_SECOND_ASK = re.compile(
     r"should|will|would|has|have)\b")
 #: Topical words the first part of such a question must name for its pronoun to point there.
 MIN_ANTECEDENT_WORDS = 2
+#: A sentence before the question ("I need a copy of my record from my last stay. How long does it
+#: take?") names what the question's pronoun points at, as a first ask does.
+_EN_SENTENCE_END = re.compile(r"[.!;]\s+(?=\S)")
+#: "it" that stands for nothing: "how long does it take to ...", "is it possible to ...", "what does it
+#: cost to ...". The words after it say what the question is about.
+_EN_EXPLETIVE_IT = re.compile(
+    r"(?iu)^\s*(?:(?:still|also|usually|normally|really)\s+)?(?:take|takes|took|cost|costs|possible|necessary|ok|okay|"
+    r"allowed|required|mandatory|compulsory|legal|free|safe|worth|better|best|hard|easy|difficult|cheaper|faster)"
+    r"(?:\s+\w+)?\s+to\s+\w")
 _QUESTION_WORDS = re.compile(
     r"(?iu)(?<!\w)(không|chưa|bao nhiêu|bao lâu|bao giờ|gì|nào|sao|thế nào|ai|đâu|mấy|có phải|"
     r"liệu|hay|what|how|which|who|whom|when|where|why|is|are|was|were|does|do|did|can|could|"
@@ -167,15 +176,19 @@ _VI_DEMONSTRATIVES = frozenset({"đó", "này", "ấy", "kia"})
 
 def points_inside(text: str, match: re.Match) -> bool:
     """Whether the reference ``match`` points at something its own sentence named earlier. English:
-    a pronoun in a second ask joined by "and", "or" or a comma to a first part that names at least
-    :data:`MIN_ANTECEDENT_WORDS` topical words ("Is X a lethal disease and how is it transmitted?").
+    a pronoun in a second ask joined by "and", "or" or a comma to a first part, or after a sentence,
+    that names at least :data:`MIN_ANTECEDENT_WORDS` topical words ("Is X a lethal disease and how is
+    it transmitted?"), and an "it" that stands for nothing ("how long does it take to get X?").
     Vietnamese: a demonstrative whose noun the sentence already used before it ("cước phát sinh
     trong tháng có tính vào thông báo cước tháng đó không?")."""
-    if detect_language(text) != "en":
+    word = match.group(0).casefold()
+    if word in _VI_DEMONSTRATIVES or not word.isascii():  # a Vietnamese word, whatever names sit around it
         words = content_words(text[:match.start()])  # the project's word split: punctuation is no part of a word
-        return match.group(0).casefold() in _VI_DEMONSTRATIVES and len(words) >= 2 and words[-1] in words[:-1]
+        return word in _VI_DEMONSTRATIVES and len(words) >= 2 and words[-1] in words[:-1]
+    if word == "it" and _EN_EXPLETIVE_IT.match(text[match.end():]):
+        return True  # nothing outside: "does it take to get X" is about X
     before = text[:match.start()]
-    joins = list(_EN_SECOND_ASK.finditer(before))
+    joins = sorted([*_EN_SECOND_ASK.finditer(before), *_EN_SENTENCE_END.finditer(before)], key=lambda m: m.start())
     return bool(joins) and len(topical_words(before[:joins[-1].start()])) >= MIN_ANTECEDENT_WORDS
 
 
@@ -225,6 +238,8 @@ _EN_ASK_HEAD = re.compile(
     r"(?iu)^\s*(?:(?:what|which|who|whom|when|where|why|how(?:\s+(?:much|many|long|often|soon))?)\s+)?"
     r"(?:is|are|was|were|does|do|did|can|could|should|will|would|may|must|has|have)\s+(?:there\s+)?"
     r"(?:(?:it|i|you|we)\s+(?:(?:cost|take|need|have)\s+(?:to\s+)?)?)?(?:the\s+|a\s+|an\s+)?")
+#: "What's the price ...": the ask's head, spelled out so that it is cut like "What is the price ...".
+_EN_WH_IS = re.compile(r"(?iu)\b(what|how|where|who|when|why|which|there|that|it)['’]s\b")
 #: Words that open an English follow-up without saying what it is about ("And if ...", "So what about ...").
 _EN_OPENER = re.compile(r"(?iu)^\s*(?:(?:and|but|so|also|then|ok|okay|well)\b[\s,]*)+")
 #: "If/When X, which ...", "What happens if X?": the condition X is what the question is about.
@@ -249,7 +264,7 @@ def subject_of(question: str) -> str:
         return target
     text = normalize(question).strip()
     if detect_language(text) == "en":
-        text = _EN_OPENER.sub("", text)
+        text = _EN_OPENER.sub("", _EN_WH_IS.sub(r"\1 is", text))
         if condition := _EN_CONDITION.match(text):
             text = condition.group("condition")
         if (second := _EN_SECOND_ASK.search(text)) and len(topical_words(text[:second.start()])) >= MIN_ANTECEDENT_WORDS:
@@ -360,10 +375,17 @@ def guard(question: str, output: str, history: list[ChatMessage], previous: str 
     if kept_share(question, cleaned, history) < MIN_KEPT_WORDS and not _paraphrase(question, cleaned, history, previous):
         # e.g. "Gói này có được chi trả nha khoa không?" -> the previous question copied back, no "nha khoa"
         return CondenseDecision(fallback_query(question, history, previous), "dropped_words")
-    if _STILL_VAGUE.search(cleaned):  # the model's pronoun, unlike the user's, is not trusted to point inside
+    if _still_vague(cleaned):  # the model's pronoun, unlike the user's, is not trusted to point inside
         # e.g. "Cái đó có hợp đồng thời vụ không?": the pronoun survived, so the subject is still missing.
         return CondenseDecision(fallback_query(question, history, previous), "still_dependent")
     return CondenseDecision(cleaned)
+
+
+def _still_vague(rewrite: str) -> bool:
+    """A reference left in a rewrite; an "it" that stands for nothing ("how long does it take to get X")
+    is none."""
+    return any(not (m.group(0).casefold() == "it" and _EN_EXPLETIVE_IT.match(rewrite[m.end():]))
+               for m in _STILL_VAGUE.finditer(rewrite))
 
 
 def _paraphrase(question: str, rewrite: str, history: Sequence[ChatMessage], previous: str | None) -> bool:

@@ -62,15 +62,26 @@ def main_language(languages: dict[str, float]) -> str:
     return max(languages, key=languages.__getitem__) if languages else "vi"
 
 
+#: English words that frame a sentence; two of them around a Vietnamese name keep the sentence English.
+_EN_FRAME_WORDS = frozenset(
+    "the a an is are was were be do does did can could should will would may must what how when where why which "
+    "who whom of for to in on at from with my i me you your it its this that these those and or if".split())
+
+
 def detect_language(text: str) -> str:
-    """Return "vi" when the text carries Vietnamese letters, else "en".
+    """Return "vi" when the text is Vietnamese, else "en".
 
     A question of a few words is too short for statistical detectors; Vietnamese diacritics are
-    a near-perfect signal, and an undiacritised Vietnamese question is rare in practice.
+    a near-perfect signal, and an undiacritised Vietnamese question is rare in practice. An English
+    question may name a Vietnamese place or product ("Is the Hà Đông campus open on Sundays?"): with
+    at least two English frame words and fewer than half its words diacritised, it is English.
     """
-    lowered = normalize(text).lower()
-    vi_chars = sum(1 for ch in lowered if ch in _VI_LETTERS)
-    return "vi" if vi_chars >= 1 else "en"
+    words = _WORD.findall(normalize(text).lower())
+    diacritised = sum(1 for w in words if any(ch in _VI_LETTERS for ch in w))
+    if not diacritised:
+        return "en"
+    english = sum(1 for w in words if w in _EN_FRAME_WORDS)
+    return "en" if english >= 2 and diacritised / len(words) < 0.5 else "vi"
 
 
 def content_words(text: str) -> list[str]:

@@ -265,6 +265,13 @@ def test_a_swap_never_keeps_the_old_name_beside_the_new_one():
     ("How is it treated?", True),
     ("Does the premium plan cover it?", True),
     ("Is that free and how do I get it?", True),
+    # a sentence before the question names what its pronoun stands for
+    ("I need a copy of my medical record from my last stay. How long does it take?", False),
+    ("Thanks. How long does it take?", True),
+    # an "it" that stands for nothing, even beside a Vietnamese name
+    ("How long does it take to get a medical record summary at the Hà Đông campus?", False),
+    ("Is it possible to pay the annual fee online?", False),
+    ("Can I send it to the office?", True),
 ])
 def test_english_pronouns_inside_one_question_and_same_as_an_adjective(question, dependent):
     assert condense.looks_dependent(question) is dependent
@@ -294,3 +301,17 @@ def test_a_vietnamese_demonstrative_after_a_noun_the_question_already_used_point
     # a demonstrative whose noun the question never named still points back
     assert condense.looks_dependent("Phí của gói đó là bao nhiêu?")
     assert condense.looks_dependent("Cái đó có được cộng dồn không?")
+
+
+def test_a_contracted_ask_is_cut_from_the_subject():
+    assert condense.subject_of("What's the price of a dental cleaning there?") == condense.subject_of(
+        "What is the price of a dental cleaning there?")
+
+
+def test_a_rewrite_whose_it_stands_for_nothing_is_kept():
+    history = msgs("How much is a dental cleaning at the Hà Đông campus?", "It is not in the documents.")
+    rewrite = "How long does it take to get a medical record summary from my last stay?"
+    question = "I need a copy of my medical record summary from my last stay. How long does it take?"
+    assert condense.guard(question, rewrite, history) == condense.CondenseDecision(rewrite)
+    # a pronoun the model left in is still not trusted
+    assert condense.guard(question, "How long does it take?", history).fallback_reason == "still_dependent"

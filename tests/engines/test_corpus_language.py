@@ -6,7 +6,7 @@ from engines.models import Models
 from engines.models.fakes import HashEmbedding, ScriptedLLM
 from engines.retrieval import BM25_WEIGHT_BY_LANGUAGE, bm25_weight_for
 from engines.store import Manifest
-from engines.text import language_shares, passage_language
+from engines.text import detect_language, language_shares, passage_language
 from tests.conftest import write_doc
 
 
@@ -46,3 +46,14 @@ def test_the_bundled_kind_of_corpus_keeps_full_bm25(settings, corpus):
     languages = Manifest.load(settings.index_dir).languages
     assert languages["vi"] > 0.5
     assert _pipeline(settings, bm25_weight=None).retrieval.config.bm25_weight == 1.0
+
+
+def test_a_question_in_english_that_names_a_vietnamese_place_is_english():
+    # the answer, its refusal and the condense prompt follow the question's language
+    assert detect_language("Is the Hà Đông campus open on Sundays?") == "en"
+    assert detect_language("Can I pay the Chi cục Thuế fee online?") == "en"
+    # Vietnamese questions stay Vietnamese, with English words or without
+    assert detect_language("Còn gói Bạc?") == "vi"
+    assert detect_language("Gói SP299 có bao nhiêu data mỗi tháng?") == "vi"
+    assert detect_language("Tôi muốn hỏi về app của công ty: có hỗ trợ iOS không?") == "vi"
+    assert detect_language("What is the annual leave?") == "en"
