@@ -34,7 +34,7 @@ HELP = """Commands:
   /filter   show the session filter; /filter department=tin-dung date_from=2024-01-01 inactive=on
             narrows every later turn (a|b for several values); /filter clear removes it
   /transforms  show; /transforms multiquery,hyde [always|conditional] | off
-            (original, multiquery, hyde, decompose, stepback)
+            (original, multiquery, hyde, decompose, stepback, translate)
   /router   show; /router semantic | llm | off
   /debug    toggle showing the rewritten query and the per-turn record
   /record   print the last turn record as JSON

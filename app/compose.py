@@ -323,7 +323,7 @@ def build_steps(parts: Parts) -> list[Step]:
     return [step for step in built if step is not None]
 
 
-def build_choices(settings: Settings, models: Models) -> Choices:
+def build_choices(settings: Settings, models: Models, languages: dict[str, float] | None = None) -> Choices:
     """Filters, routers and transforms sessions may choose, with the configured defaults."""
     base = MetadataFilter.parse(settings.filters, where="setting 'filters' / TURNRAG_FILTERS")
     base = base.with_inactive(settings.include_inactive or base.include_inactive)
@@ -333,7 +333,7 @@ def build_choices(settings: Settings, models: Models) -> Choices:
         followup_min_confidence=settings.calibrated("router_followup_min_confidence"))
     expansion = ExpansionConfig(models.condense_llm, tuple(settings.transforms), settings.transform_activation,
                                 settings.transform_short_words, settings.transform_low_score,
-                                settings.multiquery_variants)
+                                settings.multiquery_variants, tuple(sorted((languages or {}).items())))
     return Choices(base_filter=base, routers={"semantic": semantic, "llm": LLMRouter(models.condense_llm)},
                    default_router=settings.router, expansion=expansion)
 
@@ -352,7 +352,7 @@ def build_pipeline(settings: Settings, models: Models, index: Index) -> Pipeline
                           replacements=(index.manifest.replacements or []) if index.manifest else (),
                           leave_out_replaced=s.leave_out_replaced, companion=companion)
     steps = build_steps(Parts(settings, models, index, retrieval))
-    return Pipeline(steps, models=models, choices=build_choices(settings, models), retrieval=retrieval,
+    return Pipeline(steps, models=models, choices=build_choices(settings, models, languages), retrieval=retrieval,
                     index=index, log=TurnLog(s.record_log),
                     config=settings.model_dump(mode="json", exclude={"llm_api_key"}))
 

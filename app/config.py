@@ -128,7 +128,7 @@ class Settings(_Sources):
     # query transforms and routing (off unless measured to pay: see README)
     transforms: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["original"], description="Query transforms: original, multiquery, hyde, decompose, "
-        "stepback. Default 'original' (the user's words retrieved beside the rewrite): the only one that paid, README.")
+        "stepback, translate. Default 'original' (the user's words retrieved beside the rewrite): the only one that paid.")
     transform_activation: Literal["always", "conditional"] = Field(
         "conditional", description="conditional: LLM transforms fire only for short queries or a weak first pass.")
     transform_short_words: int = Field(8, ge=0, description="Queries with fewer words count as short.")

@@ -1,10 +1,13 @@
-"""Query transformations (multi-query, HyDE, decomposition, step-back, original) and when they fire.
+"""Query transformations (multi-query, HyDE, decomposition, step-back, translation, original) and
+when they fire.
 
 Each transform turns the (condensed) question into extra retrieval queries; the engine retrieves
 each and fuses everything with the first pass by reciprocal rank, so the original query always
 keeps its say. All but ``original`` cost one LLM call, which is why :class:`ActivationRules`
 decides per turn whether they run (the seed's rule: short queries, a weak first pass) and the
-turn record says which ran and why.
+turn record says which ran and why. ``translate`` has its own rule: it runs when the corpus holds
+passages in the other language (Vietnamese and English), whose words neither BM25 nor a small
+multilingual embedder match well from a question in the first.
 
 The parsing and the rules are pure functions; :class:`QueryExpander` is the thin LLM adapter.
 """
@@ -13,20 +16,23 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from llama_index.core.llms import LLM
 from llama_index.core.prompts import PromptTemplate
 
 from engines.errors import ConfigError
-from engines.text import content_words, normalize
+from engines.text import content_words, detect_language, normalize
 
 logger = logging.getLogger(__name__)
 
-TRANSFORMS = ("original", "multiquery", "hyde", "decompose", "stepback")
+TRANSFORMS = ("original", "multiquery", "hyde", "decompose", "stepback", "translate")
 #: Transforms that need an LLM call (``original`` re-uses the user's own words).
-LLM_TRANSFORMS = frozenset({"multiquery", "hyde", "decompose", "stepback"})
+LLM_TRANSFORMS = frozenset({"multiquery", "hyde", "decompose", "stepback", "translate"})
+#: ``translate`` runs when at least this share of the corpus's passages is in the other language.
+MIN_OTHER_LANGUAGE_SHARE = 0.05
+_LANGUAGE_NAMES = {"vi": "Vietnamese", "en": "English"}
 
 MULTI_QUERY_PROMPT = PromptTemplate(
     "Write {n} different search queries that would find documents answering the question below.\n"
@@ -52,6 +58,12 @@ STEP_BACK_PROMPT = PromptTemplate(
     "Example: Customer A borrows 2 billion to buy a 2.5 billion flat: will it be approved?\n"
     "General: What is the maximum loan-to-value ratio for home loans?\n\n"
     "Question: {question}\nGeneral:\n"
+)
+
+TRANSLATE_PROMPT = PromptTemplate(
+    "Translate the search query below into {language}. Keep names, product and form codes, numbers and\n"
+    "dates exactly as they are. Only the translation, on one line.\n\n"
+    "Query: {question}\nTranslation:\n"
 )
 
 _COMPARE_CUES = re.compile(
@@ -85,6 +97,14 @@ def is_multi_part(question: str) -> bool:
     if _COMPARE_CUES.search(question):
         return True
     return question.count("?") >= 2
+
+
+def other_language(query: str, languages: Mapping[str, float], min_share: float = MIN_OTHER_LANGUAGE_SHARE) -> str | None:
+    """The corpus language, other than the query's, that holds at least ``min_share`` of its passages."""
+    mine = detect_language(query)
+    others = [(share, lang) for lang, share in languages.items() if lang != mine and lang in _LANGUAGE_NAMES]
+    best = max(others, default=None)
+    return best[1] if best is not None and best[0] >= min_share else None
 
 
 def word_count(text: str) -> int:
@@ -151,12 +171,13 @@ class QueryExpander:
     """Generates the extra queries of the enabled transforms for one turn."""
 
     def __init__(self, llm: LLM, transforms: Sequence[str], rules: ActivationRules = ActivationRules(),
-                 n_variants: int = 3, max_subquestions: int = 3) -> None:
+                 n_variants: int = 3, max_subquestions: int = 3, languages: Mapping[str, float] | None = None) -> None:
         self._llm = llm
         self.transforms = validate_transforms(transforms)
         self.rules = rules
         self._n_variants = n_variants
         self._max_sub = max_subquestions
+        self._languages = dict(languages or {})  # the corpus's share of passages per language (the manifest's)
 
     @property
     def is_active(self) -> bool:
@@ -172,10 +193,18 @@ class QueryExpander:
         expensive = [t for t in self.transforms if t in LLM_TRANSFORMS]
         if not expensive:
             return out
-        reasons = self.rules.reasons(query, best_vector_score)
+        general = self.rules.reasons(query, best_vector_score)
         for name in expensive:
             if name == "decompose" and not is_multi_part(query):
                 continue
+            reasons = general
+            if name == "translate":
+                target = other_language(query, self._languages)
+                share = self._languages.get(target, 0.0) if target else 0.0
+                reasons = [f"{share:.0%} of the corpus in {_LANGUAGE_NAMES[target]}"] if target else []
+                if not reasons:
+                    out.trace.append("translate: skipped (no other language in the corpus)")
+                    continue
             if not reasons:
                 out.trace.append(f"{name}: skipped (query long enough and first pass strong)")
                 continue
@@ -204,6 +233,15 @@ class QueryExpander:
         subs = parse_lines(raw, limit=self._max_sub, exclude=[query])
         return [ExtraQuery(q, "decompose") for q in subs] if len(subs) >= 2 else []
 
+    def _translate(self, query: str) -> list[ExtraQuery]:
+        target = other_language(query, self._languages)
+        if target is None:
+            return []
+        raw = self._llm.predict(TRANSLATE_PROMPT, question=query, language=_LANGUAGE_NAMES[target])
+        lines = parse_lines(raw, limit=1, exclude=[query])
+        # a reply still in the query's language is no translation (small models echo or answer)
+        return [ExtraQuery(q, "translate") for q in lines if detect_language(q) == target]
+
     def _stepback(self, query: str) -> list[ExtraQuery]:
         raw = self._llm.predict(STEP_BACK_PROMPT, question=query)
         return [ExtraQuery(q, "stepback") for q in parse_lines(raw, limit=1, exclude=[query])]
@@ -219,10 +257,11 @@ class ExpansionConfig:
     short_query_words: int = 8
     low_score: float | None = None
     n_variants: int = 3
+    languages: tuple[tuple[str, float], ...] = ()  # the corpus's share of passages per language
 
     def expander(self, transforms: Sequence[str] | None = None, activation: str | None = None) -> QueryExpander | None:
         """The expander for ``transforms`` (default: the configured ones); None when there are none."""
         names = self.transforms if transforms is None else tuple(transforms)
         rules = ActivationRules(activation or self.activation, self.short_query_words, self.low_score)
-        expander = QueryExpander(self.llm, names, rules, n_variants=self.n_variants)
+        expander = QueryExpander(self.llm, names, rules, n_variants=self.n_variants, languages=dict(self.languages))
         return expander if expander.is_active else None

@@ -129,7 +129,7 @@ def available_configs() -> list[str]:
     return list(_REGISTRY)
 
 
-MODIFIERS = ("original", "multiquery", "hyde", "decompose", "stepback", "router", "llmrouter", "cond")
+MODIFIERS = ("original", "multiquery", "hyde", "decompose", "stepback", "translate", "router", "llmrouter", "cond")
 
 
 def compose_config(name: str) -> QueryConfig:

@@ -33,12 +33,17 @@ SHARED = ("embedding", "llm", "llm_model", "llm_api_base", "llm_api_key", "conde
 
 
 def parse_variant(text: str) -> tuple[str, dict[str, str]]:
-    """"off+slot:answer_check=off,clause_slot_weight=0.05" -> ("off+slot", {...}); "base:" -> no overrides."""
+    """"off+slot:answer_check=off,clause_slot_weight=0.05" -> ("off+slot", {...}); "base:" -> no overrides;
+    an item without "=" continues the list before it ("tr:transforms=original,translate")."""
     name, sep, body = text.partition(":")
     if not sep or not name.strip():
         raise ConfigError(f"--variant {text!r}: write NAME:key=value,key=value (NAME: alone for the defaults)")
     overrides: dict[str, str] = {}
+    key = ""
     for item in filter(None, (part.strip() for part in body.split(","))):
+        if "=" not in item and key:  # a list value: "transforms=original,translate"
+            overrides[key] += "," + item
+            continue
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
             raise ConfigError(f"--variant {name}: {item!r} is not key=value")

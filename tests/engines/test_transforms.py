@@ -10,6 +10,7 @@ from engines.transforms import (
     ActivationRules,
     QueryExpander,
     is_multi_part,
+    other_language,
     parse_lines,
 )
 from tests.conftest import engine_over
@@ -55,6 +56,32 @@ def test_failing_transform_does_not_fail_the_turn() -> None:
 
     expansion = QueryExpander(Broken(), ["multiquery"], ActivationRules("always")).expand("q ở đây", "q ở đây", 0.9)
     assert expansion.queries == [] and expansion.trace == ["multiquery: failed (TimeoutError)"]
+
+
+def test_translation_runs_only_when_the_corpus_holds_the_other_language() -> None:
+    mixed = {"vi": 0.8, "en": 0.2}
+    assert other_language("Is the interpreter free?", mixed) == "vi"
+    assert other_language("Phiên dịch có mất phí không?", mixed) == "en"
+    assert other_language("Phiên dịch có mất phí không?", {"vi": 0.98, "en": 0.02}) is None
+    assert other_language("Is the interpreter free?", {"en": 1.0}) is None
+
+    llm = ScriptedLLM(["Phiên dịch viên có tính thêm phí không?"])
+    expansion = QueryExpander(llm, ["translate"], ActivationRules("conditional"), languages=mixed).expand(
+        "Is the interpreter charged extra at the International Department?", "Is the interpreter extra?", 0.95)
+    # a long query and a strong first pass: the general rule would skip it; the corpus's languages do not
+    assert [q.text for q in expansion.queries] == ["Phiên dịch viên có tính thêm phí không?"]
+    assert expansion.trace == ["translate: 1 query (80% of the corpus in Vietnamese)"] and expansion.llm_calls == 1
+    assert "Vietnamese" in llm.prompts[0]
+
+    alone = QueryExpander(ScriptedLLM([]), ["translate"], languages={"vi": 1.0}).expand("Phí bao nhiêu?", "Phí?", 0.9)
+    assert alone.queries == [] and alone.llm_calls == 0
+
+
+def test_a_reply_in_the_query_s_own_language_is_no_translation() -> None:
+    llm = ScriptedLLM(["Is the interpreter extra? Yes, it costs more."])
+    expansion = QueryExpander(llm, ["translate"], languages={"vi": 0.7, "en": 0.3}).expand(
+        "Is the interpreter extra?", "Is the interpreter extra?", 0.9)
+    assert expansion.queries == [] and expansion.llm_calls == 1
 
 
 # ------------------------------------------------------------------ through the engine

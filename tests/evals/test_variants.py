@@ -20,6 +20,11 @@ def test_variant_flags_parse_and_refuse_what_every_variant_shares():
         parse_variant("other:embedding=minilm")
     with pytest.raises(ConfigError, match="NAME:key=value"):
         parse_variant("answer_check=off")
+    # a list setting keeps its commas
+    assert parse_variant("tr:transforms=original,translate,top_k=5") == (
+        "tr", {"transforms": "original,translate", "top_k": "5"})
+    with pytest.raises(ConfigError, match="is not key=value"):
+        parse_variant("bad:translate")
 
 
 def test_variants_run_side_by_side_and_differ_where_their_settings_do(tmp_path, corpus, monkeypatch):
