@@ -32,7 +32,7 @@ from engines.conflicts.tables import with_header_units
 from engines.text import passage_language
 
 __all__ = ["Passage", "analyze", "claim_overlap", "numeric_evidence", "abolition_target_overlap", "cue_target", "Facts",
-           "facts"]
+           "facts", "same_value", "same_rate", "PERIOD_DAYS"]
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ def analyze(
     )
 
 
-def _same_value(qa: Quantity, qb: Quantity, rel_tol: float) -> bool:
+def same_value(qa: Quantity, qb: Quantity, rel_tol: float) -> bool:
     tol = max(rel_tol * max(abs(qa.value), abs(qb.value)), qa.resolution, qb.resolution)
     return abs(qa.value - qb.value) <= tol
 
@@ -144,18 +144,18 @@ def claim_overlap(a: frozenset[str], b: frozenset[str]) -> float:
 
 #: Days in a period, to tell "6 days per month" from "1.5 days per week" (same rate) and from
 #: "1 day per week" (a new rule).
-_PERIOD_DAYS = {"second": 1 / 86400, "minute": 1 / 1440, "hour": 1 / 24, "day": 1.0, "week": 7.0,
+PERIOD_DAYS = {"second": 1 / 86400, "minute": 1 / 1440, "hour": 1 / 24, "day": 1.0, "week": 7.0,
                 "month": 30.4375, "quarter": 91.3125, "year": 365.25}
 
 #: What a period change can change between: units of time, or none stated ("per visit" is neither).
-_TIME_PERIODS = frozenset(_PERIOD_DAYS) | {None}
+_TIME_PERIODS = frozenset(PERIOD_DAYS) | {None}
 
 
-def _same_rate(qa: Quantity, qb: Quantity) -> bool:
+def same_rate(qa: Quantity, qb: Quantity) -> bool:
     """Both periods known and the two values the same per day (to 1%)."""
-    if qa.per not in _PERIOD_DAYS or qb.per not in _PERIOD_DAYS:
+    if qa.per not in PERIOD_DAYS or qb.per not in PERIOD_DAYS:
         return False
-    ra, rb = qa.value / _PERIOD_DAYS[qa.per], qb.value / _PERIOD_DAYS[qb.per]
+    ra, rb = qa.value / PERIOD_DAYS[qa.per], qb.value / PERIOD_DAYS[qb.per]
     return abs(ra - rb) <= 0.01 * max(abs(ra), abs(rb))
 
 
@@ -168,7 +168,7 @@ def _period_changes(pa: Passage, fa: Facts, pb: Passage, fb: Facts, min_overlap:
         if not qa.unit:
             continue
         for j, qb in enumerate(pb.quantities):
-            if qb.unit != qa.unit or qb.per == qa.per or _same_rate(qa, qb) or _same_value(qa, qb, 1e-9):
+            if qb.unit != qa.unit or qb.per == qa.per or same_rate(qa, qb) or same_value(qa, qb, 1e-9):
                 continue
             if qa.per not in _TIME_PERIODS or qb.per not in _TIME_PERIODS:
                 continue  # per visit vs per day: two different limits, not one whose period changed
@@ -219,11 +219,11 @@ def _aligned_change(i: int, pa: Passage, fa: Facts, *, j_candidates: list[tuple[
     if best is None:
         return None
     j, qb = best
-    if _same_value(qa, qb, rel_tol):
+    if same_value(qa, qb, rel_tol):
         return None
     back = [(k, q) for k, q in enumerate(pa.quantities) if (q.unit, q.per) == (qb.unit, qb.per)]
     back_best = _best_aligned(fb.claims[j], back, fa.claims, min_overlap, _counterpart(j, pb, fb, back, fa))
-    if back_best is not None and _same_value(back_best[1], qb, rel_tol):
+    if back_best is not None and same_value(back_best[1], qb, rel_tol):
         return None
     if subject_veto and subjects_differ(fa.markers[i], fa.profile, fb.markers[j], fb.profile):
         return None
@@ -251,10 +251,10 @@ def numeric_evidence(
             if item and item not in evidence:
                 evidence.append(item)
             continue
-        if not same_key_b or any(_same_value(qa, qb, rel_tol) for _, qb in same_key_b):
+        if not same_key_b or any(same_value(qa, qb, rel_tol) for _, qb in same_key_b):
             continue  # nothing to compare, or agreement on this value
         for j, qb in same_key_b:
-            if any(_same_value(qa2, qb, rel_tol) for qa2 in pa.quantities if (qa2.unit, qa2.per) == (qb.unit, qb.per)):
+            if any(same_value(qa2, qb, rel_tol) for qa2 in pa.quantities if (qa2.unit, qa2.per) == (qb.unit, qb.per)):
                 continue  # qb is agreed by another value of pa
             if subject_veto and subjects_differ(fa.markers[i], fa.profile, fb.markers[j], fb.profile):
                 continue
@@ -280,7 +280,7 @@ def abolition_target_overlap(cued: Passage, other: Passage) -> float:
         sentence = claim_sentence(cued.text, *cue.span)
         start = cued.text.find(sentence)
         named = [q for q in cued.quantities if q.unit and start <= q.span[0] < start + len(sentence)]
-        if any((q.unit, q.per) == (o.unit, o.per) and _same_value(q, o, 1e-9) for q in named for o in other.quantities):
+        if any((q.unit, q.per) == (o.unit, o.per) and same_value(q, o, 1e-9) for q in named for o in other.quantities):
             return 1.0  # "the 3 days/week rule no longer applies" names the rule by the value the other states
         target = cue_target(cued, cue)
         if not target:

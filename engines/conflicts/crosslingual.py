@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engines.conflicts import DEFAULT_CROSS_LANGUAGE_GATE_DROP, DEFAULT_MIN_CROSS_CLAIM_MARGIN
-from engines.conflicts.claims import Facts, Passage
+from engines.conflicts.claims import PERIOD_DAYS, Facts, Passage, same_rate, same_value
 from engines.conflicts.numbers import Quantity
 from engines.conflicts.subjects import subjects_differ
 
@@ -30,8 +30,9 @@ class CrossLanguage:
     min_margin: float = DEFAULT_MIN_CROSS_CLAIM_MARGIN
     gate_drop: float = DEFAULT_CROSS_LANGUAGE_GATE_DROP
 
-#: Days in a time period, to compare rates stated per different periods ("24 per year" vs "3 per month").
-_PERIOD_DAYS = {"day": 1.0, "week": 7.0, "month": 30.4375, "quarter": 91.3125, "year": 365.25}
+
+#: Periods a rate is stated per ("24 per year" and "2 per month" agree), not per use or per person.
+_TIME_PERIODS = frozenset(PERIOD_DAYS) - {"second", "minute", "hour"}
 #: "costs 250,000 VND" and "300.000 đồng/lượt" both state a price per use.
 _PER_USE = frozenset({None, "occasion"})
 #: A count with no unit word ("3 per month") and one with a counting word ("24 lượt/năm").
@@ -42,20 +43,18 @@ def comparable(qa: Quantity, qb: Quantity) -> bool:
     """The two values measure the same kind of thing, across the languages' ways of saying it."""
     if qa.unit != qb.unit and not (qa.unit in _COUNTS and qb.unit in _COUNTS):
         return False
-    if not qa.unit and not (qa.per in _PERIOD_DAYS and qb.per in _PERIOD_DAYS):
+    if not qa.unit and not (qa.per in _TIME_PERIODS and qb.per in _TIME_PERIODS):
         return False  # a bare number is a label or a cell unless it is a rate
     if qa.per == qb.per or (qa.per in _PER_USE and qb.per in _PER_USE):
         return True
-    return qa.per in _PERIOD_DAYS and qb.per in _PERIOD_DAYS
+    return qa.per in _TIME_PERIODS and qb.per in _TIME_PERIODS
 
 
 def agree(qa: Quantity, qb: Quantity) -> bool:
     """The same value, or the same rate per day when stated per different periods."""
-    if qa.per != qb.per and qa.per in _PERIOD_DAYS and qb.per in _PERIOD_DAYS:
-        ra, rb = qa.value / _PERIOD_DAYS[qa.per], qb.value / _PERIOD_DAYS[qb.per]
-        return abs(ra - rb) <= 0.01 * max(abs(ra), abs(rb))
-    tol = max(1e-9 * max(abs(qa.value), abs(qb.value)), qa.resolution, qb.resolution)
-    return abs(qa.value - qb.value) <= tol
+    if qa.per != qb.per and qa.per in _TIME_PERIODS and qb.per in _TIME_PERIODS:
+        return same_rate(qa, qb)
+    return same_value(qa, qb, 1e-9)
 
 
 def _shared(found: set[tuple[str, str]]) -> set[tuple[str, str]]:
