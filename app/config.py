@@ -21,6 +21,7 @@ from pydantic_settings import (
 )
 
 from engines.errors import ConfigError
+from engines.extractive import DEFAULT_RANGE_WEIGHT
 from engines.gate_calibration import DEFAULT_BUDGET
 from engines.models.registry import calibration_for, embedder_names, embedder_spec
 
@@ -103,7 +104,7 @@ class Settings(_Sources):
     refusal_calibration: Literal["auto", "corpus", "model"] = Field("auto", description="An unset refusal_min_vector "
         "from: corpus = measured on this index at ingest, no labels (manifest.json, engines/gate_calibration.py); "
         "model = the embedder's registered value; auto = model where one was measured, else corpus (docs/evaluation.md).")
-    refusal_budget: float = Field(DEFAULT_BUDGET, ge=0, lt=1, description="Share of own sentences the gate may refuse.")
+    refusal_budget: float = Field(DEFAULT_BUDGET, ge=0, lt=1, description="Corpus sentences the calibrated gate may refuse.")
     refusal_min_bm25: float | None = Field(None, ge=0, description="Best raw BM25 score that also counts as relevant.")
     answer_mode: Literal["generate", "extract"] | None = Field(
         None, description="generate: the LLM writes the answer; extract: quote the best-matching clauses (no answer "
@@ -119,7 +120,7 @@ class Settings(_Sources):
     clause_slot_weight: float = Field(0.0, ge=0, description="extract mode: bonus for a clause that carries the kind "
                                       "of fact the question asks for (days, amount, date, code, who, where, yes/no).")
     clause_passage_weight: float = Field(0.0, ge=0, description="extract mode: bonus for clauses of better-ranked passages.")
-    clause_range_weight: float = Field(0.02, ge=0, description="extract mode: bonus for a range holding the asked number.")
+    clause_range_weight: float = Field(DEFAULT_RANGE_WEIGHT, ge=0, description="extract mode: a range holding the asked number.")
     clause_fallback_words: bool = Field(True, description="extract mode: after a condense fallback, quote by the follow-up's words.")
     max_quoted_clauses: int = Field(3, ge=1, le=10, description="extract mode: clauses quoted at most.")
     max_context_chars: int = Field(3500, ge=500, description="Context budget for the answer prompt; "

@@ -53,6 +53,10 @@ class Clause:
     heading: str = ""
 
 
+#: The product's default for :attr:`ExtractConfig.range_weight` (and the setting ``clause_range_weight``).
+DEFAULT_RANGE_WEIGHT = 0.02
+
+
 @dataclass(frozen=True)
 class ExtractConfig:
     """How many clauses to quote and how much the clause's words count beside its meaning."""
@@ -74,7 +78,7 @@ class ExtractConfig:
     #: Added when a range the clause states holds a number of the same kind the question names ("35
     #: tuổi" in "18 – 40 tuổi"), subtracted when its ranges of that kind all miss it (``engines.ranges``).
     #: Dev (heldout3, held-out): 0.02 and 0.05 each mend one answer of 112 and change no other; 0 = off.
-    range_weight: float = 0.02
+    range_weight: float = DEFAULT_RANGE_WEIGHT
     #: Ranked clauses handed on beside the quote, for a later step to choose among.
     candidates: int = 6
     #: When the condense step composed the query without the LLM (a fallback: "subject: follow-up"), the
@@ -241,8 +245,8 @@ def rank_clauses(query: str, passages: Sequence[str], titles: Sequence[str],
     prior = [config.passage_weight * (1 - c.passage / n) for c in clauses]
     slots = slot_scores(query, clauses, config.slot_weight)
     numbers = question_numbers(words or query) if config.range_weight else []
-    in_range = [config.range_weight * band_score(numbers, bands(c.text, t)) if numbers else 0.0
-                for c, t in zip(clauses, texts)]
+    in_range = [config.range_weight * band_score(numbers, bands(c.text, f"{_title(titles, c)}. {c.heading}"))
+                if numbers else 0.0 for c in clauses]
     return clauses, [s + b + p + r for s, b, p, r in zip(scores, slots, prior, in_range)]
 
 

@@ -24,13 +24,17 @@ UNIT_GROUPS: dict[str, tuple[str, ...]] = {
 }
 _UNIT_OF = {word: group for group, words in UNIT_GROUPS.items() for word in words}
 _UNITS = "|".join(sorted((re.escape(w) for w in _UNIT_OF), key=len, reverse=True))
-_NUMBER = r"(?<![\d/:.,])(\d{1,3}(?:[.,]\d+)?)(?![\d/:]|[.,]\d)"
-#: "35 tuổi", "45-year-old", "10 years old", "aged 60"
-_QUESTION_NUMBER = re.compile(rf"(?iu){_NUMBER}\s*-?\s*({_UNITS})(?!\w)|(aged)\s+{_NUMBER}")
+#: "35", "7,5", "1.200" (a separator before three digits groups thousands), not part of a date or time
+_NUMBER = r"(?<![\d/:.,])(\d{1,3}(?:[.,]\d{3})+|\d+(?:[.,]\d{1,2})?)(?![\d/:]|[.,]\d)"
+#: "35 tuổi", "45-year-old", "10 years old", "aged 60"; not "ngày 15 tháng 3" (a date)
+_QUESTION_NUMBER = re.compile(rf"(?iu)(?<!ngày\s){_NUMBER}\s*-?\s*({_UNITS})(?!\w)(?!\s*\d)|(aged)\s+{_NUMBER}")
 _DASH = r"\s*(?:–|—|-|đến|tới|to)\s*"
 _CLOSED = re.compile(rf"(?iu){_NUMBER}{_DASH}{_NUMBER}")
 _BELOW = re.compile(rf"(?iu)(?<!\w)(?:dưới|under|below|less than|chưa đủ|younger than)\s+{_NUMBER}")
-_ABOVE = re.compile(rf"(?iu)(?<!\w)(?:trên|over|above|more than|older than|từ đủ|ít nhất|at least)\s+{_NUMBER}(?!{_DASH}\d)")
+_ABOVE = re.compile(rf"(?iu)(?<!\w)(?:trên|over|above|more than|older than)\s+{_NUMBER}(?!{_DASH}\d)")
+_FROM = re.compile(rf"(?iu)(?<!\w)(?:từ đủ|ít nhất|at least)\s+{_NUMBER}(?!{_DASH}\d)")
+#: A range of another kind of value ("7,5 - 8,5 %/năm", "5 – 10 triệu đồng"): no band of any unit here.
+_OTHER_UNIT_AFTER = re.compile(r"(?iu)^\s*(?:%|phần trăm|percent|đồng|vnd|vnđ|usd|triệu|tỷ|nghìn|million|billion)")
 #: A band's unit is read from the few words after it ("18 – 40 tuổi", "dưới 12 tuổi").
 _UNIT_AFTER = re.compile(rf"(?iu)^\s*-?\s*({_UNITS})(?!\w)")
 _HEADER_UNIT = re.compile(rf"(?iu)(?<!\w)({_UNITS})(?!\w)")
@@ -47,6 +51,8 @@ class Band:
 
 
 def _value(text: str) -> float:
+    if re.fullmatch(r"\d{1,3}(?:[.,]\d{3})+", text):
+        return float(re.sub(r"[.,]", "", text))
     return float(text.replace(",", "."))
 
 
@@ -63,12 +69,15 @@ def question_numbers(question: str) -> list[tuple[float, str]]:
 
 def bands(clause: str, context: str = "") -> list[Band]:
     """The ranges ``clause`` states, each with the unit written after it or, failing that, the only
-    unit group named in ``context`` (a table's header row, a heading)."""
+    unit group named in ``context`` (its document title and heading; not the clause itself, whose other
+    words are about other things)."""
     text = normalize(clause)
     fallback = {_UNIT_OF[m.group(1).casefold()] for m in _HEADER_UNIT.finditer(normalize(context))}
     found: list[Band] = []
 
     def unit_after(end: int) -> str | None:
+        if _OTHER_UNIT_AFTER.match(text[end:]):
+            return None
         m = _UNIT_AFTER.match(text[end:])
         if m:
             return _UNIT_OF[m.group(1).casefold()]
@@ -81,7 +90,10 @@ def bands(clause: str, context: str = "") -> list[Band]:
     for m in _BELOW.finditer(text):
         if (group := unit_after(m.end())) is not None:
             found.append(Band(-math.inf, _value(m.group(1)) - 1e-9, group))
-    for m in _ABOVE.finditer(text):
+    for m in _ABOVE.finditer(text):  # "trên 60 tuổi": 60 is not above 60
+        if (group := unit_after(m.end())) is not None:
+            found.append(Band(_value(m.group(1)) + 1e-9, math.inf, group))
+    for m in _FROM.finditer(text):
         if (group := unit_after(m.end())) is not None:
             found.append(Band(_value(m.group(1)), math.inf, group))
     return found

@@ -99,9 +99,8 @@ _EN_SENTENCE_END = re.compile(r"[.!;]\s+(?=\S)")
 #: "it" that stands for nothing: "how long does it take to ...", "is it possible to ...", "what does it
 #: cost to ...". The words after it say what the question is about.
 _EN_EXPLETIVE_IT = re.compile(
-    r"(?iu)^\s*(?:(?:still|also|usually|normally|really)\s+)?(?:take|takes|took|cost|costs|possible|necessary|ok|okay|"
-    r"allowed|required|mandatory|compulsory|legal|free|safe|worth|better|best|hard|easy|difficult|cheaper|faster)"
-    r"(?:\s+\w+)?\s+to\s+\w")
+    r"(?iu)^\s*(?:(?:still|also|usually|normally)\s+)?(?:take|takes|took|cost|costs|possible|necessary|required|"
+    r"allowed|mandatory|compulsory)(?:\s+\w+)?\s+to\s+(?P<rest>.*)$")
 _QUESTION_WORDS = re.compile(
     r"(?iu)(?<!\w)(không|chưa|bao nhiêu|bao lâu|bao giờ|gì|nào|sao|thế nào|ai|đâu|mấy|có phải|"
     r"liệu|hay|what|how|which|who|whom|when|where|why|is|are|was|were|does|do|did|can|could|"
@@ -185,11 +184,18 @@ def points_inside(text: str, match: re.Match) -> bool:
     if word in _VI_DEMONSTRATIVES or not word.isascii():  # a Vietnamese word, whatever names sit around it
         words = content_words(text[:match.start()])  # the project's word split: punctuation is no part of a word
         return word in _VI_DEMONSTRATIVES and len(words) >= 2 and words[-1] in words[:-1]
-    if word == "it" and _EN_EXPLETIVE_IT.match(text[match.end():]):
+    if word == "it" and _stands_for_nothing(text[match.end():]):
         return True  # nothing outside: "does it take to get X" is about X
     before = text[:match.start()]
     joins = sorted([*_EN_SECOND_ASK.finditer(before), *_EN_SENTENCE_END.finditer(before)], key=lambda m: m.start())
     return bool(joins) and len(topical_words(before[:joins[-1].start()])) >= MIN_ANTECEDENT_WORDS
+
+
+def _stands_for_nothing(after_it: str) -> bool:
+    """ "it" before "take(s) / cost(s) / (is) possible ... to" and what it is about: "how long does it take
+    to get a medical record summary" names it; "how long does it take to get approved" does not."""
+    m = _EN_EXPLETIVE_IT.match(after_it)
+    return bool(m) and len(topical_words(m.group("rest"))) >= MIN_ANTECEDENT_WORDS
 
 
 def _refers_back(pattern: re.Pattern[str], text: str) -> bool:
@@ -316,7 +322,10 @@ def fallback_query(question: str, history: list[ChatMessage], previous: str | No
 _FRAME_WORDS = frozenset(
     "bao nhiêu lâu giờ mấy sao thế nào đâu ai khi gì cái này đó kia nó họ vậy thì ạ nhé ơi em anh chị mình tôi "
     "what how when where why which who whom whose much many does do did about it that this they them those these "
-    "please me my i we you he she him his her hers their theirs there one ones".split()) | FUNCTION_WORDS
+    "please me my i we you he she him his her hers their theirs there one ones "
+    # acknowledgements before a question name nothing it could point at ("Makes sense, thanks. Is it ...?")
+    "thank thanks ok okay great sense make makes understand understood got see sure perfect noted good nice "
+    "cool alright".split()) | FUNCTION_WORDS
 #: The share of a follow-up's own words a rewrite must keep (below it, the condenser answered another
 #: question, typically the previous one copied back).
 MIN_KEPT_WORDS = 0.5
@@ -384,7 +393,7 @@ def guard(question: str, output: str, history: list[ChatMessage], previous: str 
 def _still_vague(rewrite: str) -> bool:
     """A reference left in a rewrite; an "it" that stands for nothing ("how long does it take to get X")
     is none."""
-    return any(not (m.group(0).casefold() == "it" and _EN_EXPLETIVE_IT.match(rewrite[m.end():]))
+    return any(not (m.group(0).casefold() == "it" and _stands_for_nothing(rewrite[m.end():]))
                for m in _STILL_VAGUE.finditer(rewrite))
 
 

@@ -62,10 +62,12 @@ def main_language(languages: dict[str, float]) -> str:
     return max(languages, key=languages.__getitem__) if languages else "vi"
 
 
-#: English words that frame a sentence; two of them around a Vietnamese name keep the sentence English.
+#: English words that frame a sentence and are no Vietnamese syllable written without its marks ("in",
+#: "do", "to", "an", "can", "may", "me", "my", "on" are both): two of them around a Vietnamese name
+#: keep the sentence English.
 _EN_FRAME_WORDS = frozenset(
-    "the a an is are was were be do does did can could should will would may must what how when where why which "
-    "who whom of for to in on at from with my i me you your it its this that these those and or if".split())
+    "the is are was were be been does did what how when where why which who whom of for from with your you it its "
+    "this that these those and or if will would should could there".split())
 
 
 def detect_language(text: str) -> str:
@@ -76,7 +78,7 @@ def detect_language(text: str) -> str:
     question may name a Vietnamese place or product ("Is the Hà Đông campus open on Sundays?"): with
     at least two English frame words and fewer than half its words diacritised, it is English.
     """
-    words = _WORD.findall(normalize(text).lower())
+    words = [w for w in _WORD.findall(normalize(text).lower()) if w.isalpha()]
     diacritised = sum(1 for w in words if any(ch in _VI_LETTERS for ch in w))
     if not diacritised:
         return "en"

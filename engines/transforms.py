@@ -203,7 +203,9 @@ class QueryExpander:
                 share = self._languages.get(target, 0.0) if target else 0.0
                 reasons = [f"{share:.0%} of the corpus in {_LANGUAGE_NAMES[target]}"] if target else []
                 if not reasons:
-                    out.trace.append("translate: skipped (no other language in the corpus)")
+                    known = "no language shares in the index manifest" if not self._languages else (
+                        f"under {MIN_OTHER_LANGUAGE_SHARE:.0%} of the corpus in the other language")
+                    out.trace.append(f"translate: skipped ({known})")
                     continue
             if not reasons:
                 out.trace.append(f"{name}: skipped (query long enough and first pass strong)")
@@ -239,8 +241,10 @@ class QueryExpander:
             return []
         raw = self._llm.predict(TRANSLATE_PROMPT, question=query, language=_LANGUAGE_NAMES[target])
         lines = parse_lines(raw, limit=1, exclude=[query])
-        # a reply still in the query's language is no translation (small models echo or answer)
-        return [ExtraQuery(q, "translate") for q in lines if detect_language(q) == target]
+        # a reply still in the query's language is no translation (small models echo or answer); one in
+        # the target language may keep a name of the other ("Chi cục Thuế Đống Đa"), so test the source
+        source = detect_language(query)
+        return [ExtraQuery(q, "translate") for q in lines if detect_language(q) != source]
 
     def _stepback(self, query: str) -> list[ExtraQuery]:
         raw = self._llm.predict(STEP_BACK_PROMPT, question=query)

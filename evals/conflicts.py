@@ -27,6 +27,7 @@ from engines.conflicts import DEFAULT_MIN_CLAIM_OVERLAP
 from engines.conflicts.claim_vectors import cross_language
 from engines.conflicts.graph import analyze, detect_pairs, resolve
 from engines.documents import split_ids
+from engines.extractive import ClauseVectorCache
 from engines.io import read_jsonl
 from engines.text import detect_language
 
@@ -328,8 +329,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:28} {t['precision']:.2f} / {t['recall']:.2f} / {t.get('newer_kept', float('nan')):.2f}")
     print("\ncross-language claims: least cosine of two claim sentences (precision / recall):")
     cross_sweep = {}
+    claim_cache = ClauseVectorCache()  # each claim embedded once for the whole sweep
     for c in CROSS_CLAIM_SIMILARITIES:
-        swept = cross_language(model, c)
+        swept = cross_language(model, c, claim_cache)
         t = scores(predict(rows, sims, gate, claim_overlap=claim, cross_language=swept))["all"]
         cross_sweep[c] = t
         print(f"{c:5.2f} precision {t['precision']:.2f} recall {t['recall']:.2f} f1 {t['f1']:.2f} flagged {t['flag_rate']:.2f}")

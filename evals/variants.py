@@ -32,6 +32,10 @@ SHARED = ("embedding", "llm", "llm_model", "llm_api_base", "llm_api_key", "conde
           "index_dir", "chunk_size", "chunk_overlap", "chroma_host", "chroma_port")
 
 
+#: Settings whose value is a list, written with commas inside a variant ("transforms=original,translate").
+_LIST_SETTINGS = frozenset({"transforms", "steps"})
+
+
 def parse_variant(text: str) -> tuple[str, dict[str, str]]:
     """"off+slot:answer_check=off,clause_slot_weight=0.05" -> ("off+slot", {...}); "base:" -> no overrides;
     an item without "=" continues the list before it ("tr:transforms=original,translate")."""
@@ -41,7 +45,7 @@ def parse_variant(text: str) -> tuple[str, dict[str, str]]:
     overrides: dict[str, str] = {}
     key = ""
     for item in filter(None, (part.strip() for part in body.split(","))):
-        if "=" not in item and key:  # a list value: "transforms=original,translate"
+        if "=" not in item and key in _LIST_SETTINGS:  # a list value: "transforms=original,translate"
             overrides[key] += "," + item
             continue
         key, eq, value = item.partition("=")

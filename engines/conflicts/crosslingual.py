@@ -32,7 +32,7 @@ class CrossLanguage:
 
 
 #: Periods a rate is stated per ("24 per year" and "2 per month" agree), not per use or per person.
-_TIME_PERIODS = frozenset(PERIOD_DAYS) - {"second", "minute", "hour"}
+_RATE_PERIODS = frozenset(PERIOD_DAYS) - {"second", "minute", "hour"}
 #: "costs 250,000 VND" and "300.000 đồng/lượt" both state a price per use.
 _PER_USE = frozenset({None, "occasion"})
 #: A count with no unit word ("3 per month") and one with a counting word ("24 lượt/năm").
@@ -43,16 +43,16 @@ def comparable(qa: Quantity, qb: Quantity) -> bool:
     """The two values measure the same kind of thing, across the languages' ways of saying it."""
     if qa.unit != qb.unit and not (qa.unit in _COUNTS and qb.unit in _COUNTS):
         return False
-    if not qa.unit and not (qa.per in _TIME_PERIODS and qb.per in _TIME_PERIODS):
-        return False  # a bare number is a label or a cell unless it is a rate
+    if not (qa.unit and qb.unit) and not (qa.per in _RATE_PERIODS and qb.per in _RATE_PERIODS):
+        return False  # a bare number is a label or a cell unless both are rates
     if qa.per == qb.per or (qa.per in _PER_USE and qb.per in _PER_USE):
         return True
-    return qa.per in _TIME_PERIODS and qb.per in _TIME_PERIODS
+    return qa.per in _RATE_PERIODS and qb.per in _RATE_PERIODS
 
 
 def agree(qa: Quantity, qb: Quantity) -> bool:
     """The same value, or the same rate per day when stated per different periods."""
-    if qa.per != qb.per and qa.per in _TIME_PERIODS and qb.per in _TIME_PERIODS:
+    if qa.per != qb.per and qa.per in _RATE_PERIODS and qb.per in _RATE_PERIODS:
         return same_rate(qa, qb)
     return same_value(qa, qb, 1e-9)
 

@@ -180,7 +180,9 @@ def detect_pairs(
 
     ``cross_language``: with it, two passages in different languages, whose claims share no words,
     are aligned by a multilingual embedder instead (``crosslingual``), and pass the same-topic gate
-    from ``sim_threshold - cross_language.gate_drop`` (one topic in two languages scores lower).
+    from ``sim_threshold - cross_language.gate_drop`` (one topic in two languages scores lower); a
+    pair let in by the lower gate meets the abolition check too, whose word overlap rarely holds
+    across languages.
 
     Only pairs with ``similarity[i, j] >= sim_threshold`` are examined. A pair
     can yield a "numeric" and a "negation" conflict; the numeric one is listed

@@ -46,8 +46,10 @@ class Calibration:
     cross_claim_similarity: float | None = None
 
     def get(self, name: str) -> float:
-        if name not in self.__dataclass_fields__ or getattr(self, name) is None:
+        if name not in self.__dataclass_fields__:
             raise KeyError(f"no calibrated threshold {name!r}; known: {', '.join(self.__dataclass_fields__)}")
+        if getattr(self, name) is None:
+            raise KeyError(f"threshold {name!r} was not calibrated for this embedder")
         return float(getattr(self, name))
 
 

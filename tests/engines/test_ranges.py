@@ -6,6 +6,12 @@ from engines.extractive import ExtractConfig, rank_clauses
 from engines.ranges import band_score, bands, question_numbers
 
 
+def test_thousands_and_dates_are_read_as_such():
+    assert question_numbers("Tôi đi 1.200 km thì phí thế nào?") == [(1200.0, "km")]
+    assert question_numbers("Nộp trước ngày 15 tháng 3 được không?") == []  # a date, not 15 months
+    assert band_score([(1200.0, "km")], bands("| 500 – 1.500 km | 300.000 đồng |")) == 1
+
+
 def test_numbers_the_question_names_with_their_kind():
     assert question_numbers("Người 35 tuổi mua gói đó thì phí một năm bao nhiêu?") == [(35.0, "age")]
     assert question_numbers("What is the premium for a 45-year-old?") == [(45.0, "age")]
@@ -21,7 +27,10 @@ def test_numbers_the_question_names_with_their_kind():
     ("Người từ đủ 60 tuổi trở lên được miễn phí.", 65, 1),
     ("Áp dụng từ 01/02/2025 đến 31/12/2025.", 35, 0),  # dates are no band
     ("Giờ thăm: 15:00 - 17:00.", 35, 0),  # nor times
-    ("Kéo xe tối đa 70 km.", 35, 0),  # nor a band of another kind
+    ("Kéo xe miễn phí 50 – 100 km.", 35, 0),  # nor a band of another kind
+    ("Lãi suất 7,5 - 8,5 %/năm cho khoản vay 12 tháng tuổi.", 8, 0),  # a range of percents
+    ("Người trên 60 tuổi được giảm phí.", 60, -1),  # "above 60" leaves 60 out
+    ("Người từ đủ 60 tuổi được giảm phí.", 60, 1),
 ])
 def test_a_band_holds_or_misses_the_number(clause, value, score):
     assert band_score([(float(value), "age")], bands(clause)) == score

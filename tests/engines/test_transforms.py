@@ -77,6 +77,15 @@ def test_translation_runs_only_when_the_corpus_holds_the_other_language() -> Non
     assert alone.queries == [] and alone.llm_calls == 0
 
 
+def test_a_translation_may_keep_a_name_of_the_other_language() -> None:
+    llm = ScriptedLLM(["What are the opening hours of Chi cục Thuế Đống Đa?"])
+    expansion = QueryExpander(llm, ["translate"], languages={"vi": 0.8, "en": 0.2}).expand(
+        "Chi cục Thuế Đống Đa làm việc giờ nào?", "Chi cục Thuế Đống Đa làm việc giờ nào?", 0.9)
+    assert [q.text for q in expansion.queries] == ["What are the opening hours of Chi cục Thuế Đống Đa?"]
+    unknown = QueryExpander(ScriptedLLM([]), ["translate"]).expand("Phí bao nhiêu?", "Phí?", 0.9)
+    assert unknown.trace == ["translate: skipped (no language shares in the index manifest)"]
+
+
 def test_a_reply_in_the_query_s_own_language_is_no_translation() -> None:
     llm = ScriptedLLM(["Is the interpreter extra? Yes, it costs more."])
     expansion = QueryExpander(llm, ["translate"], languages={"vi": 0.7, "en": 0.3}).expand(

@@ -25,6 +25,8 @@ def test_variant_flags_parse_and_refuse_what_every_variant_shares():
         "tr", {"transforms": "original,translate", "top_k": "5"})
     with pytest.raises(ConfigError, match="is not key=value"):
         parse_variant("bad:translate")
+    with pytest.raises(ConfigError, match="is not key=value"):  # only list settings continue
+        parse_variant("bad:answer_check=off,clause_slot_weight")
 
 
 def test_variants_run_side_by_side_and_differ_where_their_settings_do(tmp_path, corpus, monkeypatch):

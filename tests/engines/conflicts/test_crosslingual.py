@@ -92,6 +92,8 @@ def test_comparable_and_agree_read_units_and_periods():
     assert not comparable(vnd, days)
     bare = Quantity(2.1, "", None, (0, 1), "2.1", "")
     assert not comparable(bare, bare)  # a clause label is not a claim
+    times = Quantity(3.0, "times", None, (0, 1), "3 lần", "")
+    assert not comparable(times, bare) and not comparable(bare, times)  # either way round
 
 
 class CountingEmbedder:
