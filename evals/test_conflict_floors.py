@@ -49,22 +49,32 @@ FLOORS = {
 }
 
 
-@pytest.fixture(scope="module")
-def pairs_and_similarities(embedder):
-    rows = load_pairs(HELDOUT / "test" / "conflict_pairs.jsonl", HELDOUT / "corpus")
+def _test_pairs(root: Path, embedder) -> tuple[list, object]:
+    """A set's frozen test pairs with their e5-small similarities."""
+    rows = load_pairs(root / "test" / "conflict_pairs.jsonl", root / "corpus")
     return rows, embed_similarities(rows, embedder)
 
 
+def _table(pairs: tuple[list, object], product: dict, switched_off: str | None = None) -> dict:
+    """Precision, recall and newer-kept over ``pairs``, as the product detects, or with one ablation."""
+    rows, sims = pairs
+    switches = ABLATIONS[switched_off] if switched_off else {}
+    return scores(predict(rows, sims, GATE, **{**product, **switches}))["all"]
+
+
+@pytest.fixture(scope="module")
+def pairs_and_similarities(embedder):
+    return _test_pairs(HELDOUT, embedder)
+
+
 def test_conflict_detector_floor_on_unseen_pairs(pairs_and_similarities, product):
-    rows, sims = pairs_and_similarities
-    table = scores(predict(rows, sims, GATE, **product))["all"]
+    table = _table(pairs_and_similarities, product)
     assert table["precision"] >= FLOORS["precision"] and table["recall"] >= FLOORS["recall"], table
     assert table["newer_kept"] >= 0.9, table  # the newer side on resolved conflicts
 
 
 def test_conflict_floor_catches_the_claim_rules_switched_off(pairs_and_similarities, product):
-    rows, sims = pairs_and_similarities
-    table = scores(predict(rows, sims, GATE, **{**product, **ABLATIONS["all rules off"]}))["all"]
+    table = _table(pairs_and_similarities, product, "all rules off")
     assert table["precision"] < FLOORS["precision"] or table["recall"] < FLOORS["recall"], table
 
 
@@ -77,8 +87,7 @@ SECOND_FLOORS = {"precision": 0.84, "recall": 0.57}
 
 @pytest.fixture(scope="module")
 def second_set(embedder):
-    rows = load_pairs(HELDOUT2 / "test" / "conflict_pairs.jsonl", HELDOUT2 / "corpus")
-    return rows, embed_similarities(rows, embedder)
+    return _test_pairs(HELDOUT2, embedder)
 
 
 def _meets(table: dict, floors: dict) -> bool:
@@ -86,16 +95,14 @@ def _meets(table: dict, floors: dict) -> bool:
 
 
 def test_conflict_detector_floor_on_the_second_unseen_set(second_set, product):
-    rows, sims = second_set
-    table = scores(predict(rows, sims, GATE, **product))["all"]
+    table = _table(second_set, product)
     assert _meets(table, SECOND_FLOORS), table
     assert table["newer_kept"] >= 0.9, table
 
 
 @pytest.mark.parametrize("switched_off", ["abolition target off", "departments ignored", "all rules off"])
 def test_second_set_floor_fails_with_each_rule_switched_off(second_set, product, switched_off):
-    rows, sims = second_set
-    table = scores(predict(rows, sims, GATE, **{**product, **ABLATIONS[switched_off]}))["all"]
+    table = _table(second_set, product, switched_off)
     assert not _meets(table, SECOND_FLOORS), table
 
 
@@ -107,19 +114,16 @@ THIRD_FLOORS = {"precision": 0.58, "recall": 0.46}
 
 @pytest.fixture(scope="module")
 def third_set(embedder):
-    rows = load_pairs(HELDOUT3 / "test" / "conflict_pairs.jsonl", HELDOUT3 / "corpus")
-    return rows, embed_similarities(rows, embedder)
+    return _test_pairs(HELDOUT3, embedder)
 
 
 def test_conflict_detector_floor_on_the_third_unseen_set(third_set, product):
-    rows, sims = third_set
-    table = scores(predict(rows, sims, GATE, **product))["all"]
+    table = _table(third_set, product)
     assert _meets(table, THIRD_FLOORS), table
 
 
 def test_third_set_floor_fails_with_the_claim_rules_switched_off(third_set, product):
-    rows, sims = third_set
-    table = scores(predict(rows, sims, GATE, **{**product, **ABLATIONS["all rules off"]}))["all"]
+    table = _table(third_set, product, "all rules off")
     assert not _meets(table, THIRD_FLOORS), table
 
 
