@@ -200,13 +200,12 @@ class QueryExpander:
             reasons = general
             if name == "translate":
                 target = other_language(query, self._languages)
-                share = self._languages.get(target, 0.0) if target else 0.0
-                reasons = [f"{share:.0%} of the corpus in {_LANGUAGE_NAMES[target]}"] if target else []
-                if not reasons:
+                if target is None:
                     known = "no language shares in the index manifest" if not self._languages else (
                         f"under {MIN_OTHER_LANGUAGE_SHARE:.0%} of the corpus in the other language")
                     out.trace.append(f"translate: skipped ({known})")
                     continue
+                reasons = [f"{self._languages[target]:.0%} of the corpus in {_LANGUAGE_NAMES[target]}"]
             if not reasons:
                 out.trace.append(f"{name}: skipped (query long enough and first pass strong)")
                 continue
