@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from engines.conflicts import lexicon as lx
 from engines.conflicts.deadlines import DEADLINE_UNITS, parse_deadlines
 from engines.conflicts.negation import Cue, find_abolition_cues
 from engines.conflicts.numbers import Lang, Quantity, parse_quantities
@@ -294,7 +295,13 @@ def uncued_sentence_terms(text: str) -> tuple[frozenset[tuple[str, ...]], ...]:
     """The terms of each sentence of ``text`` that carries no abolition cue. Kept per text: every
     abolition among a turn's passages is checked against every other passage, and the same chunks
     come back turn after turn."""
-    return tuple(claim_terms(s) for s in sentences(text) if not find_abolition_cues(s))
+    return tuple(_target_terms(s) for s in sentences(text) if not find_abolition_cues(s) and not lx.PREAMBLE_RE.match(s))
+
+
+def _target_terms(sentence: str) -> frozenset[tuple[str, ...]]:
+    """``claim_terms`` without document references: "bãi bỏ X ban hành kèm theo Quyết định số N" names
+    X; the base document N is cited by every decision that amends it, whatever each amends."""
+    return claim_terms(lx.CITATION_RE.sub(" . ", sentence))
 
 
 def cue_target(cued: Passage, cue: Cue) -> frozenset[tuple[str, ...]]:
@@ -303,5 +310,5 @@ def cue_target(cued: Passage, cue: Cue) -> frozenset[tuple[str, ...]]:
     start = cued.text.find(sentence)
     lo, hi = cue.span[0] - start, cue.span[1] - start
     if start < 0 or not 0 <= lo <= hi <= len(sentence):
-        return claim_terms(sentence)
-    return claim_terms(sentence[:lo] + " . " + sentence[hi:])
+        return _target_terms(sentence)
+    return _target_terms(sentence[:lo] + " . " + sentence[hi:])

@@ -167,6 +167,19 @@ PER_OCCASION_RE = re.compile(
     r"(?:\s*/\s*|\s+(?:per|each|mỗi|một)\s+)(?:lần|lượt|visits?|claims?|times?|transactions?|trips?)" + WORD_END,
     re.IGNORECASE,
 )
+#: "8 phiên trực đêm/tháng", "4 sessions a week": a count of things per period whose noun the unit
+#: table does not know. The noun is the unit, so a cap whose period changes with it is still one claim.
+COUNT_PER_RE = re.compile(
+    r"\s+(?P<noun>[^\W\d_]+(?:\s+[^\W\d_]+){0,2}?)"
+    r"(?:\s*/\s*(?:1\s+|một\s+)?(?:" + SLASH_PERIODS + ")"
+    r"|\s+(?:per|a|an|each|every|mỗi|một|trên|hàng|hằng)\s+(?:" + WORD_PERIODS.replace("?P<", "?P<w_") + "))"
+    + WORD_END,
+    re.IGNORECASE,
+)
+#: Words that join or bound numbers; never the counted noun ("2 or more times per week").
+COUNT_STOPWORDS = frozenset(
+    "và hoặc hay đến tới trở lên hơn trên dưới khoảng gần or and to more than up of at least about".split()
+)
 PER_BEFORE_RE = re.compile(
     r"(?<!\w)(?:mỗi|hàng|hằng|per|each|every)\s+(?:" + WORD_PERIODS + r")\s*[:,]?\s*$",
     re.IGNORECASE,
@@ -184,3 +197,17 @@ GIO_RE = re.compile(
     re.IGNORECASE,
 )
 CLOCK_CUE_BEFORE_RE = re.compile(r"(?<!\w)(?:lúc|từ|đến|tới|at|until|till)\s+$", re.IGNORECASE)
+
+#: A reference to a document by its number ("ban hành kèm theo Quyết định số 12/2024/QĐ-X ngày
+#: 01/02/2024", "Decision No. 7/2023"). Administrative documents cite their base document in nearly
+#: every sentence, so two documents citing one base share these words whatever each says.
+CITATION_RE = re.compile(
+    r"(?<!\w)(?:(?:được\s+)?ban\s+hành\s+kèm\s+theo\s+|issued\s+(?:with|under)\s+)?"
+    r"(?:quyết\s+định|nghị\s+định|thông\s+tư|công\s+văn|hướng\s+dẫn|thông\s+báo|quy\s+chế|quy\s+định|quy\s+trình"
+    r"|decisions?|decrees?|circulars?|guides?|guidelines?|notices?|regulations?|procedures?|policy|policies)\s+"
+    r"(?:(?:số|no\.?|number)\s*[\w./-]*\d[\w./-]*|[\w.-]*\d[\w.-]*[/-][\w./-]+)"
+    r"(?:\s+(?:ngày|dated|of)\s+\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4})?",
+    re.IGNORECASE,
+)
+#: The preamble of a decision: the documents it is based on, not a rule it states.
+PREAMBLE_RE = re.compile(r"^\W*(?:căn\s+cứ|xét\s+đề\s+nghị|pursuant\s+to|having\s+regard\s+to)(?!\w)", re.IGNORECASE)

@@ -168,6 +168,26 @@ def _match_per(text: str, pos: int, unit: str) -> tuple[str | None, int]:
     return None, pos
 
 
+def _count_per(text: str, pos: int) -> tuple[str, str, int] | None:
+    """ "8 phiên trực đêm/tháng" -> ("count:phiên", "month", end): a count per period of a noun the unit
+    table does not know. Vietnamese names the head noun first, English last ("night shifts")."""
+    m = lx.COUNT_PER_RE.match(text, pos)
+    if m is None:
+        return None
+    words = m.group("noun").lower().split()
+    vietnamese = any(not ch.isascii() for ch in m.group("noun"))
+    head = words[0] if vietnamese else words[-1]
+    if any(w in lx.COUNT_STOPWORDS for w in words):
+        return None
+    known = _match_unit(" " + head, 0)
+    if known is not None and known[3] == len(head) + 1:
+        unit = known[0]
+    else:
+        unit = "count:" + (head[:-1] if not vietnamese and head.endswith("s") and not head.endswith("ss") else head)
+    period = next(name.removeprefix("w_") for name, val in m.groupdict().items() if val is not None and name != "noun")
+    return unit, period, m.end()
+
+
 def _context(text: str, floor: int, start: int, n_words: int) -> str:
     """The last ``n_words`` words before ``start`` in the same sentence."""
     segment = text[floor:start]
@@ -240,6 +260,10 @@ def _suffix(text: str, end: int, currency: str, dollar: bool) -> _Suffix | None:
             if not unit:
                 unit, mult, per = found, found_mult, found_per
             pos = found_pos
+    if hit is None and not unit and pos == end:
+        counted = _count_per(text, end)
+        if counted is not None:
+            return _Suffix(scale, letter_scale, counted[0], 1.0, counted[1], counted[2])
     if pos == end and text[end:end + 1].isalpha():
         return None  # "4471A", "3G", "2nd"
     if per is None:
@@ -269,10 +293,11 @@ def _read(text: str, m: re.Match[str], convention: Lang, floor: int, n_words: in
         pm = lx.PER_BEFORE_RE.search(text[max(0, q_start - 24):q_start])
         per = _named_period(pm) if pm else None  # "mỗi tuần 3 ngày"
     unscaled = sfx.scale == 1.0
-    if not sfx.unit and (unscaled or sfx.letter_scale) and _is_labelled(text, start):
+    counted = sfx.unit.startswith("count:")
+    if (not sfx.unit or counted) and (unscaled or sfx.letter_scale) and _is_labelled(text, start):
         return None  # "Điều 4.2", "section 3", "§ 12", "tầng 2B"
     date_word = lx.DATE_WORD_BEFORE_RE.search(text[max(0, start - 12):start])
-    if date_word and not sfx.unit and unscaled and raw.isdigit():
+    if date_word and (not sfx.unit or counted) and unscaled and raw.isdigit():
         if 1 <= int(raw) <= (31 if date_word.group(1).lower() == "ngày" else 12):
             return None  # "ngày 15 hàng tháng", "tháng 6": a date, not a count
     parsed = _number_value(raw, convention, thousands_bias=(sfx.unit == "VND" and unscaled))

@@ -111,6 +111,15 @@ def test_a_value_whose_period_changes_is_a_conflict():
     assert flagged(old, new, min_period_overlap=None) == []
 
 
+def test_a_count_of_an_unlisted_noun_whose_period_changes_is_a_conflict():
+    old = "Mỗi giảng viên dạy không quá 12 buổi ngoại khóa/tháng."
+    new = "Mỗi giảng viên dạy không quá 2 buổi ngoại khóa/tuần."
+    (pair,) = flagged(old, new)
+    assert pair.kind == "numeric" and "12 buổi ngoại khóa/tháng" in pair.evidence[0]
+    assert flagged(old, new, min_period_overlap=None) == []
+    assert flagged(old, "Mỗi giảng viên dạy không quá 12 buổi ngoại khóa mỗi tháng.") == []
+
+
 def test_a_limit_per_visit_beside_a_limit_per_day_is_not_a_period_change():
     old = "Hạn mức chi trả của gói Kim cương: tối đa 3.500.000 đồng/lần khám ngoại trú."
     new = "Hạn mức chi trả của gói Kim cương: tiền phòng tối đa 5.000.000 đồng/ngày nằm viện."
@@ -141,6 +150,20 @@ def test_an_abolition_conflicts_only_with_a_passage_stating_what_it_abolishes():
     assert flagged(other, notice, min_abolition_overlap=0.3) == []
     assert [p.kind for p in flagged(stated, notice, min_abolition_overlap=0.3)] == ["negation"]
     assert flagged(other, notice) == []  # the default
+
+
+def test_two_amendments_of_one_base_document_share_its_citation_not_a_target():
+    """Decisions cite their base document in the preamble and in each article; that citation is not
+    what an abolition names."""
+    base = "Quyết định số 07/2022/QĐ-KS ngày 03/03/2022"
+    notice = (f"Điều 1. Bãi bỏ phụ thu gửi xe đạp ban hành kèm theo {base}, kể từ ngày 01/06/2025. "
+              "Kể từ ngày này, khách gửi xe đạp không phải trả phí.")
+    amendment = (f"Căn cứ {base} ban hành Quy định sử dụng bãi xe và phụ thu gửi xe đạp; "
+                 f"Điều 1. Sửa đổi giờ mở cửa bãi xe tầng hầm thành từ 06:00 đến 23:00. "
+                 f"Điều 2. Các nội dung khác của Quy định ban hành kèm theo {base} giữ nguyên.")
+    stated = "Phụ thu gửi xe đạp qua đêm là 10.000 đồng/lượt."
+    assert flagged(amendment, notice) == []
+    assert [p.kind for p in flagged(stated, notice)] == ["negation"]
 
 
 def test_an_abolished_rule_falls_with_every_retrieved_chunk_of_its_document():

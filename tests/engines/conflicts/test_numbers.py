@@ -72,6 +72,11 @@ def claims(text: str, lang: str | None = None, **kw: object) -> list[tuple[float
         ("The plan costs $1,000/year.", (1000, "USD", "year")),
         ("Giới hạn 100/phút.", (100, "", "minute")),
         ("Nhà xưởng rộng 5.000 m2.", (5000, "m2", None)),
+        # a count of a noun the unit table does not know, per period: the noun is the unit
+        ("Mỗi học viên dự tối đa 4 buổi tư vấn/tháng.", (4, "count:buổi", "month")),
+        ("Mỗi học viên dự tối đa 4 buổi tư vấn mỗi tháng.", (4, "count:buổi", "month")),
+        ("Inspectors make at most 3 site visits per week.", (3, "count:visit", "week")),
+        ("Khách được đặt 2 lượt mỗi ngày.", (2, "times", "day")),  # a known unit stays itself
     ],
 )
 def test_parses_value_unit_and_period(text: str, expected: tuple[float, str, str | None]) -> None:
@@ -253,3 +258,16 @@ def test_negative_context_words_rejected() -> None:
 def test_detect_lang() -> None:
     assert detect_lang("Nhân viên được nghỉ phép") == "vi"
     assert detect_lang("Employees get paid leave") == "en"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hạn nộp là ngày 15 hàng tháng.",  # a date, not a count
+        "Xem Điều 5 khoản mỗi tháng.",  # a reference
+        "Khách hàng được khám 2 hoặc 3 lần mỗi năm.",  # "hoặc" is not the counted noun
+        "Staff may take 2 or more trips per year.",
+    ],
+)
+def test_counting_nouns_skip_dates_references_and_joined_numbers(text: str) -> None:
+    assert not [q for q in parse_quantities(text) if q.unit.startswith("count:")]
