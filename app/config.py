@@ -21,7 +21,7 @@ from pydantic_settings import (
 )
 
 from engines.errors import ConfigError
-from engines.extractive import DEFAULT_RANGE_WEIGHT
+from engines.extractive import DEFAULT_COUNT_WEIGHT, DEFAULT_RANGE_WEIGHT
 from engines.gate_calibration import DEFAULT_BUDGET
 from engines.models.registry import calibration_for, embedder_names, embedder_spec
 
@@ -46,7 +46,36 @@ class _Sources(BaseSettings):
         return tuple(sources)
 
 
-class Settings(_Sources):
+class _ServiceSettings(_Sources):
+    """The HTTP service's and the turn log's settings: how the product is deployed, not what a turn does."""
+
+    # the HTTP service (python -m app.serve)
+    session_store: str | None = Field(None, description="Where conversations are kept: a SQLite file path or "
+                                      "redis://host:port/db; unset = sessions.sqlite3 beside the index.")
+    api_keys: Path | None = Field(None, description="TOML file of API keys ([keys.\"KEY\"] user, filters); unset = "
+                                  "no keys, loopback only.")
+    max_message_chars: int = Field(4000, ge=1, description="Longest user message the service accepts.")
+    max_history_messages: int = Field(50, ge=0, description="Most earlier messages a stateless request may send.")
+    store_follow_s: float = Field(5.0, gt=0, description="With a Chroma server: how often the service checks "
+                                  "whether another process ingested (BM25 is then rebuilt from the store).")
+    max_queued_turns: int = Field(8, ge=0, description="Turns that may wait for an LLM slot before the service "
+                                  "answers 503 with Retry-After.")
+
+    # logging
+    log_dir: Path | None = Field(Path(".turnrag/logs"), description="Where turns.jsonl is written; unset to disable.")
+
+    @field_validator("log_dir", "session_store", "api_keys", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: Any) -> Any:
+        """TURNRAG_LOG_DIR= (empty) disables the log; it must not mean the current folder."""
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @property
+    def record_log(self) -> Path | None:
+        return self.log_dir / "turns.jsonl" if self.log_dir else None
+
+
+class Settings(_ServiceSettings):
     """Everything the factory needs to build the pipeline."""
 
     model_config = SettingsConfigDict(env_prefix="TURNRAG_", extra="forbid", validate_assignment=True)
@@ -121,6 +150,7 @@ class Settings(_Sources):
                                       "of fact the question asks for (days, amount, date, code, who, where, yes/no).")
     clause_passage_weight: float = Field(0.0, ge=0, description="extract mode: bonus for clauses of better-ranked passages.")
     clause_range_weight: float = Field(DEFAULT_RANGE_WEIGHT, ge=0, description="extract mode: a range holding the asked number.")
+    clause_count_weight: float = Field(DEFAULT_COUNT_WEIGHT, ge=0, description="extract mode: a clause stating a number of what the question counts.")
     clause_fallback_words: bool = Field(True, description="extract mode: after a condense fallback, quote by the follow-up's words.")
     max_quoted_clauses: int = Field(3, ge=1, le=10, description="extract mode: clauses quoted at most.")
     max_context_chars: int = Field(3500, ge=500, description="Context budget for the answer prompt; "
@@ -158,21 +188,6 @@ class Settings(_Sources):
     conflict_llm_check: bool = False
     conflict_focus_clauses: int = Field(6, ge=0, description="Resolve only conflicts about the N best clauses; 0 = all.")
 
-    # the HTTP service (python -m app.serve)
-    session_store: str | None = Field(None, description="Where conversations are kept: a SQLite file path or "
-                                      "redis://host:port/db; unset = sessions.sqlite3 beside the index.")
-    api_keys: Path | None = Field(None, description="TOML file of API keys ([keys.\"KEY\"] user, filters); unset = "
-                                  "no keys, loopback only.")
-    max_message_chars: int = Field(4000, ge=1, description="Longest user message the service accepts.")
-    max_history_messages: int = Field(50, ge=0, description="Most earlier messages a stateless request may send.")
-    store_follow_s: float = Field(5.0, gt=0, description="With a Chroma server: how often the service checks "
-                                  "whether another process ingested (BM25 is then rebuilt from the store).")
-    max_queued_turns: int = Field(8, ge=0, description="Turns that may wait for an LLM slot before the service "
-                                  "answers 503 with Retry-After.")
-
-    # logging
-    log_dir: Path | None = Field(Path(".turnrag/logs"), description="Where turns.jsonl is written; unset to disable.")
-
     @field_validator("embedding", "companion_embedding")
     @classmethod
     def _check_embedding(cls, value: str, info: ValidationInfo) -> str:
@@ -184,12 +199,6 @@ class Settings(_Sources):
             also = "auto, none or " if info.field_name == "companion_embedding" else ""
             raise ValueError(f"use {also}one of {', '.join(embedder_names())}") from None
         return value
-
-    @field_validator("log_dir", "session_store", "api_keys", mode="before")
-    @classmethod
-    def _empty_is_unset(cls, value: Any) -> Any:
-        """TURNRAG_LOG_DIR= (empty) disables the log; it must not mean the current folder."""
-        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("answer_check", "conflict_partial", mode="before")
     @classmethod
@@ -232,19 +241,15 @@ class Settings(_Sources):
             return self.answer_mode
         return "extract" if self.llm == "local" else "generate"
 
-    def calibrated(self, name: str) -> float:
-        """The explicit setting, else the value measured for this embedding model (its registry entry)."""
-        value = getattr(self, name)
-        return float(value) if value is not None else calibration_for(self.embedding).get(name)
-
     @property
     def conversations(self) -> str:
         """The conversation store spec: the setting, else a SQLite file beside the index."""
         return self.session_store or str(Path(self.index_dir) / "sessions.sqlite3")
 
-    @property
-    def record_log(self) -> Path | None:
-        return self.log_dir / "turns.jsonl" if self.log_dir else None
+    def calibrated(self, name: str) -> float:
+        """The explicit setting, else the value measured for this embedding model (its registry entry)."""
+        value = getattr(self, name)
+        return float(value) if value is not None else calibration_for(self.embedding).get(name)
 
 
 def split_list(value: Any) -> Any:

@@ -96,3 +96,38 @@ def carries(clause: str, kind: str) -> bool:
     """Whether ``clause`` has the shape of a ``kind`` fact (always False for "other")."""
     pattern = _CLAUSE.get(kind)
     return bool(pattern and pattern.search(normalize(clause)))
+
+
+#: "bao nhiêu phiên", "mấy người", "how many night shifts": the thing whose number is asked.
+_COUNTED_VI = re.compile(r"(?iu)(?<!\w)(?:bao nhiêu|mấy)\s+(?P<noun>[^\W\d_]+)")
+_COUNTED_EN = re.compile(r"(?iu)(?<!\w)how\s+many\s+(?P<noun>[^\W\d_]+(?:\s+[^\W\d_]+)?)")
+#: Words after "bao nhiêu"/"how many" that are not the counted thing ("bao nhiêu lâu", "how many of").
+_NOT_COUNTED = frozenset("lâu là thì được có nữa tiền phần of do does did can could are is were will would should "
+                         "must may per a an the in at for there they we you i".split())
+
+
+def counted_noun(question: str) -> str | None:
+    """The noun whose number the question asks for, singular and lower-cased; None if it asks none.
+    Vietnamese names the counted noun right after "bao nhiêu"/"mấy"; English ends its noun phrase
+    with it ("how many night shifts")."""
+    text = normalize(question)
+    m = _COUNTED_VI.search(text)
+    if m:
+        noun = m.group("noun").lower()
+        return None if noun in _NOT_COUNTED else noun
+    m = _COUNTED_EN.search(text)
+    if not m:
+        return None
+    words = [w for w in m.group("noun").lower().split()]
+    while words and words[-1] in _NOT_COUNTED:
+        words.pop()
+    if not words:
+        return None
+    noun = words[-1]
+    return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") and len(noun) > 3 else noun
+
+
+def states_count_of(clause: str, noun: str) -> bool:
+    """Whether ``clause`` states a number of ``noun`` ("không quá 2 phiên trực", "3 night shifts")."""
+    pattern = r"(?iu)(?<![\w.,])\d+(?:[.,]\d+)*\s+(?:[^\W\d_]+\s+)?" + re.escape(noun) + r"(?:e?s)?(?!\w)"
+    return re.search(pattern, normalize(clause)) is not None

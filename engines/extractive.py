@@ -23,7 +23,7 @@ from threading import Lock
 import numpy as np
 from cachetools import LRUCache
 
-from engines.asks import asked_for, carries
+from engines.asks import asked_for, carries, counted_noun, states_count_of
 from engines.bm25 import tokenize
 from engines.ranges import band_score, bands, question_numbers
 from engines.text import normalize
@@ -36,6 +36,23 @@ _BULLET = re.compile(r"^\s*(?:[-*•+]\s+)")
 #: "2.1. " / "3) " / "(a) " at the start of a line: kept with the clause, never a sentence end.
 _CLAUSE_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*[.)]|\([a-zđ0-9]\))\s+", re.IGNORECASE)
 _MIN_CLAUSE_CHARS = 20
+#: Lines of an administrative document's frame that state no rule: its number and place-date line
+#: ("Số: 12/2025/QĐ-X — Hà Nội, ngày ..."), the legal bases and the proposal it answers ("Căn cứ ...",
+#: "Xét đề nghị ..."), the salutation and distribution list ("Kính gửi: ...", "Nơi nhận: ..."). Quoted, they take the place of a clause.
+_FRAME_LINE = re.compile(
+    r"^\W*(?:(?:số|no\.?)(?:\s*:\s*\S*\d|\s+[\w.-]*\d[\w.-]*/)|căn\s+cứ\b|xét\s+đề\s+nghị\b|nơi\s+nhận\b|kính\s+gửi\b"
+    r"|pursuant\s+to\b|having\s+regard\s+to\b|dear\b)",
+    re.IGNORECASE,
+)
+
+
+def is_frame_line(line: str) -> bool:
+    """A document's frame, not a statement: see ``_FRAME_LINE``; or a line in capitals without digits
+    (the issuing authority, "QUYẾT ĐỊNH", a title typed in capitals)."""
+    if _FRAME_LINE.match(line):
+        return True
+    words = [w for w in re.findall(r"[^\W\d_]+", line) if len(w) > 1]
+    return len(words) >= 3 and not any(c.isdigit() for c in line) and all(w.isupper() for w in words)
 
 INTROS = {
     "vi": "Theo tài liệu:",
@@ -55,6 +72,8 @@ class Clause:
 
 #: The product's default for :attr:`ExtractConfig.range_weight` (and the setting ``clause_range_weight``).
 DEFAULT_RANGE_WEIGHT = 0.02
+#: The product's default for :attr:`ExtractConfig.count_weight` (and the setting ``clause_count_weight``).
+DEFAULT_COUNT_WEIGHT = 0.02
 
 
 @dataclass(frozen=True)
@@ -79,6 +98,10 @@ class ExtractConfig:
     #: tuổi" in "18 – 40 tuổi"), subtracted when its ranges of that kind all miss it (``engines.ranges``).
     #: Dev (heldout3, held-out): 0.02 and 0.05 each mend one answer of 112 and change no other; 0 = off.
     range_weight: float = DEFAULT_RANGE_WEIGHT
+    #: Added when a clause states a number of the thing the question counts ("bao nhiêu phiên" and
+    #: "không quá 2 phiên"; ``engines.asks.counted_noun``). Dev (heldout3, held-out): 0.02 and 0.04 each
+    #: mend one answer of 112 and lose none; 0 = off.
+    count_weight: float = DEFAULT_COUNT_WEIGHT
     #: Ranked clauses handed on beside the quote, for a later step to choose among.
     candidates: int = 6
     #: When the condense step composed the query without the LLM (a fallback: "subject: follow-up"), the
@@ -131,6 +154,8 @@ def split_clauses(passages: Sequence[str]) -> list[Clause]:
                 heading = _HEADING.sub("", line).strip()
                 continue
             line = _BULLET.sub("", line)
+            if is_frame_line(line):
+                continue
             number_match = _CLAUSE_NUMBER.match(line)
             number = number_match.group(0) if number_match else ""
             for i, sentence in enumerate(_SENTENCE_END.split(line[len(number):])):
@@ -247,7 +272,9 @@ def rank_clauses(query: str, passages: Sequence[str], titles: Sequence[str],
     numbers = question_numbers(words or query) if config.range_weight else []
     in_range = [config.range_weight * band_score(numbers, bands(c.text, f"{_title(titles, c)}. {c.heading}"))
                 if numbers else 0.0 for c in clauses]
-    return clauses, [s + b + p + r for s, b, p, r in zip(scores, slots, prior, in_range)]
+    noun = counted_noun(words or query) if config.count_weight else None
+    counts = [config.count_weight if noun and states_count_of(c.text, noun) else 0.0 for c in clauses]
+    return clauses, [s + b + p + r + k for s, b, p, r, k in zip(scores, slots, prior, in_range, counts)]
 
 
 def extract_answer(query: str, passages: Sequence[str], titles: Sequence[str], language: str,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from engines.asks import asked_for, carries
+from engines.asks import asked_for, carries, counted_noun, states_count_of
 
 
 @pytest.mark.parametrize("question, kind", [
@@ -39,3 +39,24 @@ def test_what_a_question_asks_for(question, kind):
 ])
 def test_which_clauses_carry_that_kind_of_fact(clause, kind, expected):
     assert carries(clause, kind) is expected
+
+
+@pytest.mark.parametrize("question, noun", [
+    ("Mỗi tháng được đăng ký tối đa bao nhiêu buổi?", "buổi"),
+    ("Một phòng ở được mấy người?", "người"),
+    ("How many site visits does an inspector make?", "visit"),
+    ("How many days of leave do interns get?", "day"),
+    ("Phí chuyển đổi là bao nhiêu?", None),  # an amount, no counted thing
+    ("Xử lý mất bao nhiêu lâu?", None),
+    ("How many are there?", None),
+    ("What is the fee?", None),
+])
+def test_counted_noun_is_the_thing_whose_number_is_asked(question, noun):
+    assert counted_noun(question) == noun
+
+
+def test_a_clause_states_a_count_only_with_a_number_before_the_noun():
+    assert states_count_of("Mỗi học viên dự không quá 4 buổi học thử.", "buổi")
+    assert states_count_of("Inspectors make 3 unannounced visits a year.", "visit")
+    assert not states_count_of("Một buổi học kéo dài 90 phút.", "buổi")  # the noun, but no number of it
+    assert not states_count_of("Học phí 4.000.000 đồng mỗi buổi.", "buổi")

@@ -27,6 +27,31 @@ def test_clauses_keep_their_number_heading_and_decimals_and_skip_repeats():
     assert not any(t.startswith("#") for t in texts)
 
 
+def test_a_decisions_frame_is_never_quoted():
+    """The number and date line, the signing authority in capitals and the legal bases state no rule;
+    quoted, they take a clause's place."""
+    decision = "\n".join([
+        "**Số: 31/2025/QĐ-TV** — Đà Nẵng, ngày 02 tháng 03 năm 2025",
+        "HIỆU TRƯỞNG TRƯỜNG CAO ĐẲNG THANH VÂN",
+        "Kính gửi: Các em sinh viên khóa 2024.",
+        "Căn cứ Quyết định số 11/2022/QĐ-TV ngày 05/01/2022 ban hành Quy chế thư viện;",
+        "QUYẾT ĐỊNH:",
+        "**Điều 1.** Sinh viên được mượn tối đa 5 cuốn sách trong 14 ngày.",
+        "Nơi nhận: Như Điều 1; Lưu: VT.",
+        "Số 12 Lê Lợi là địa chỉ thư viện cơ sở 2.",
+    ])
+    assert [c.text for c in ex.split_clauses([decision])] == [
+        "**Điều 1.** Sinh viên được mượn tối đa 5 cuốn sách trong 14 ngày.",
+        "Số 12 Lê Lợi là địa chỉ thư viện cơ sở 2.",
+    ]
+
+
+@pytest.mark.parametrize("line", ["SIM 4G/5G: 50.000 VNĐ", "Số ngày phép năm là 12 ngày.", "No. of days: 5",
+                                  "The API LIMIT is 500 per minute."])
+def test_statements_with_capitals_or_a_number_word_stay_clauses(line):
+    assert not ex.is_frame_line(line)
+
+
 def test_scoring_text_names_the_document_and_section():
     clause = ex.split_clauses([SEASONAL])[0]
     assert ex.scoring_text(clause, "Nghỉ phép năm của nhân viên hợp đồng thời vụ").startswith(
@@ -128,3 +153,21 @@ def test_clause_vectors_are_embedded_once_and_evicted_oldest_first():
     assert len(cache) == 3
     cache.vectors(["a"], embed)
     assert batches[-1] == ["a"]
+
+
+def test_the_clause_stating_a_number_of_the_counted_thing_is_quoted_first():
+    passage = ("Một buổi học thử kéo dài 90 phút.\n"
+               "Mỗi học viên được học thử không quá 2 buổi mỗi khóa.\n"
+               "Sau buổi học thử, học viên nhận phiếu đánh giá.")
+
+    def flat(query, texts):  # an embedder that cannot tell the clauses apart
+        return [0.8] * len(texts)
+
+    def best(weight):
+        clauses, scores = ex.rank_clauses("Học viên được học thử tối đa bao nhiêu buổi?", [passage], ["Học thử"], flat,
+                                          ex.ExtractConfig(count_weight=weight, lexical_weight=0.0))
+        return max(zip(clauses, scores), key=lambda cs: cs[1])[0].text, sorted(scores)
+
+    text, _ = best(0.03)
+    assert text == "Mỗi học viên được học thử không quá 2 buổi mỗi khóa."
+    assert len(set(best(0.0)[1])) == 1  # off: nothing tells them apart
