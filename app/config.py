@@ -134,6 +134,8 @@ class Settings(_ServiceSettings):
         "from: corpus = measured on this index at ingest, no labels (manifest.json, engines/gate_calibration.py); "
         "model = the embedder's registered value; auto = model where one was measured, else corpus (docs/evaluation.md).")
     refusal_budget: float = Field(DEFAULT_BUDGET, ge=0, lt=1, description="Corpus sentences the calibrated gate may refuse.")
+    refusal_english_offset: float | None = Field(None, ge=0, le=1, description="The refusal bar is this much lower for "
+                                                 "English questions; unset = calibrated for the embedding model.")
     refusal_min_bm25: float | None = Field(None, ge=0, description="Best raw BM25 score that also counts as relevant.")
     answer_mode: Literal["generate", "extract"] | None = Field(
         None, description="generate: the LLM writes the answer; extract: quote the best-matching clauses (no answer "

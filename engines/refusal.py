@@ -23,10 +23,17 @@ class RelevanceGate:
     """Relevant when the best cosine reaches ``min_vector``, or the best BM25 reaches ``min_bm25``.
 
     ``min_bm25=None`` disables the lexical path (BM25 scores depend on query length and corpus).
+    ``english_offset``: how much lower an English question's cosines run on this embedder; its bar is
+    ``min_vector - english_offset`` (e5-small scores English questions about 0.04 below Vietnamese ones
+    that its documents answer as well, so one bar refused English questions the passages answered).
     """
 
     min_vector: float
     min_bm25: float | None = None
+    english_offset: float = 0.0
+
+    def min_vector_for(self, language: str | None) -> float:
+        return self.min_vector - (self.english_offset if language == "en" else 0.0)
 
     def max_scores(self, raw_scores: Iterable[Mapping[str, float]]) -> dict[str, float]:
         best: dict[str, float] = {}
@@ -35,8 +42,8 @@ class RelevanceGate:
                 best[name] = max(best.get(name, float("-inf")), value)
         return best
 
-    def is_relevant(self, best: Mapping[str, float]) -> bool:
-        if best.get("vector", float("-inf")) >= self.min_vector:
+    def is_relevant(self, best: Mapping[str, float], language: str | None = None) -> bool:
+        if best.get("vector", float("-inf")) >= self.min_vector_for(language):
             return True
         return self.min_bm25 is not None and best.get("bm25", float("-inf")) >= self.min_bm25
 

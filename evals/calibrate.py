@@ -30,6 +30,7 @@ from app.logging_setup import configure_logging
 from engines.gate_calibration import GateCalibration
 from engines.io import read_jsonl
 from engines.models.registry import calibration_for
+from engines.text import detect_language
 
 
 @dataclass(frozen=True)
@@ -55,14 +56,28 @@ def recommend(points: list[ThresholdPoint], max_false_refusal: float) -> Thresho
     return max(allowed, key=lambda p: (p.balanced_accuracy, -p.false_refusal_rate))
 
 
-def best_scores(pipeline, rows: list[dict]) -> tuple[list[float], list[float]]:
+def row_scores(pipeline, rows: list[dict]) -> list[float]:
+    """Each row's best raw cosine, retrieved with its reference rewrite (or its question)."""
     retriever = pipeline.retriever()
-    answerable, unanswerable = [], []
-    for row in rows:
-        query = row.get("rewrite") or row["question"]
-        best = max((n.raw_scores.get("vector", -1.0) for n in retriever.retrieve(query)), default=-1.0)
-        (unanswerable if row["type"] == "unanswerable" else answerable).append(best)
-    return answerable, unanswerable
+    return [max((n.raw_scores.get("vector", -1.0) for n in retriever.retrieve(row.get("rewrite") or row["question"])),
+                default=-1.0) for row in rows]
+
+
+def best_scores(pipeline, rows: list[dict]) -> tuple[list[float], list[float]]:
+    scores = row_scores(pipeline, rows)
+    return ([s for s, r in zip(scores, rows) if r["type"] != "unanswerable"],
+            [s for s, r in zip(scores, rows) if r["type"] == "unanswerable"])
+
+
+def language_offset(rows: list[dict], scores: list[float], quantile: float = 5.0) -> dict[str, tuple[int, float]]:
+    """Per question language, (answerable rows, their ``quantile`` percentile best cosine): how far one
+    language's questions score below the other's on this embedder (``Calibration.refusal_english_offset``)."""
+    out = {}
+    for lang in ("vi", "en"):
+        xs = [s for s, r in zip(scores, rows) if r["type"] != "unanswerable" and detect_language(r["question"]) == lang]
+        if xs:
+            out[lang] = (len(xs), float(np.percentile(xs, quantile)))
+    return out
 
 
 def off_topic_scores(pipeline, routes: list[dict]) -> list[float]:
@@ -106,13 +121,18 @@ def _run(args: argparse.Namespace) -> int:
     ingest_path(settings, args.corpus)
     pipeline = open_pipeline(settings, build_models(settings))
     rows = [line.value for line in read_jsonl(args.dataset) if line.error is None]
-    answerable, unanswerable = best_scores(pipeline, rows)
+    scores = row_scores(pipeline, rows)
+    answerable = [s for s, r in zip(scores, rows) if r["type"] != "unanswerable"]
+    unanswerable = [s for s, r in zip(scores, rows) if r["type"] == "unanswerable"]
     thresholds = [round(t, 3) for t in np.arange(0.0, 0.96, 0.01)]
     points = sweep(answerable, unanswerable, thresholds)
     best = recommend(points, args.max_false_refusal)
     print(f"{len(answerable)} answerable, {len(unanswerable)} unanswerable rows; embedding {settings.embedding}")
     print(f"best cosine  answerable p5={np.percentile(answerable, 5):.3f} min={min(answerable):.3f} | "
           f"unanswerable max={max(unanswerable, default=float('nan')):.3f} median={np.median(unanswerable):.3f}")
+    by_language = language_offset(rows, scores)
+    print("answerable p5 by question language: " + ", ".join(f"{lang} {p5:.3f} (n={n})" for lang, (n, p5) in by_language.items())
+          + (f"; English offset {by_language['vi'][1] - by_language['en'][1]:.3f}" if len(by_language) == 2 else ""))
     print("threshold  refusal(unanswerable)  false_refusal(answerable)")
     for p in points:
         mark = "  <- recommended" if p == best else ""

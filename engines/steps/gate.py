@@ -40,6 +40,6 @@ class GateStep(BaseStep):
     def run(self, state: TurnState) -> Gated:
         best = self.gate.max_scores(getattr(n, "raw_scores", {}) or {} for n in state.first_pass)
         relevant_ids = frozenset(n.node.node_id for n in state.nodes
-                                 if self.gate.is_relevant(getattr(n, "raw_scores", {}) or {}))
-        return Gated(relevant=bool(state.nodes) and self.gate.is_relevant(best), max_raw_scores=best,
+                                 if self.gate.is_relevant(getattr(n, "raw_scores", {}) or {}, state.language))
+        return Gated(relevant=bool(state.nodes) and self.gate.is_relevant(best, state.language), max_raw_scores=best,
                      relevant_ids=relevant_ids)

@@ -14,6 +14,7 @@ from engines.gate_calibration import DEFAULT_BUDGET, GateCalibration
 from engines.models.registry import calibration_for
 from engines.refusal import RelevanceGate
 from engines.session import Session
+from engines.text import detect_language
 from evals.bench.common import (
     WEIGHTED,
     Composer,
@@ -42,7 +43,8 @@ def run_mtrag(work: Path, domains: Sequence[str], composer: Composer, progress: 
         session = Session(pipeline, log_turns=False)
         measured = GateCalibration.from_dict(pipeline.index.manifest.gate if pipeline.index.manifest else {})
         gates = {"product": pipeline.step("gate").gate,
-                 "model": RelevanceGate(calibration_for(pipeline.config["embedding"]).refusal_min_vector)}
+                 "model": RelevanceGate(calibration_for(pipeline.config["embedding"]).refusal_min_vector,
+                                        english_offset=calibration_for(pipeline.config["embedding"]).refusal_english_offset)}
         if measured is not None:
             gates["corpus"] = RelevanceGate(measured.min_vector(pipeline.config.get("refusal_budget", DEFAULT_BUDGET)))
         rankings: dict[str, dict[str, dict[str, list[str]]]] = {}
@@ -73,7 +75,7 @@ def run_mtrag(work: Path, domains: Sequence[str], composer: Composer, progress: 
                     best = max((float(n.score or 0) for name, nodes in runs[0] if name == "vector" for n in nodes),
                                default=-1.0)
                     for name, gate in gates.items():
-                        refused[name][row.key] = not gate.is_relevant({"vector": best})
+                        refused[name][row.key] = not gate.is_relevant({"vector": best}, detect_language(condensed))
             progress(f"mtrag {domain}", i + 1, len(rows))
         scores = {form: {name: bucket_means(score(r, by_id), by_id) for name, r in per.items()}
                   for form, per in rankings.items()}
@@ -82,7 +84,7 @@ def run_mtrag(work: Path, domains: Sequence[str], composer: Composer, progress: 
         results[domain] = {
             "scores": scores, "n_rows": len(rows),
             "refusal": {"gates": {name: {
-                "min_vector": gate.min_vector,
+                "min_vector": gate.min_vector, "english_offset": gate.english_offset,
                 "unanswerable": len(unans), "refused_unanswerable": sum(refused[name][k] for k in unans),
                 "answerable": len(answ), "refused_answerable": sum(refused[name][k] for k in answ)}
                 for name, gate in gates.items()}},

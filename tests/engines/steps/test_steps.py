@@ -36,6 +36,16 @@ def test_gate_refuses_on_the_first_pass_raw_scores_and_keeps_the_input_state() -
     assert after.output("gate") is out
 
 
+def test_the_gate_bar_is_lower_for_english_questions_by_the_embedders_offset() -> None:
+    """e5-small scores English questions lower than Vietnamese ones that its passages answer as well."""
+    node = _node("a", "x", 0.80)
+    english = TurnState(question="Is the interpreter free?", language="en", nodes=(node,), first_pass=(node,))
+    vietnamese = dataclasses.replace(english, question="Phiên dịch có miễn phí không?", language="vi")
+    gate = GateStep(RelevanceGate(0.83, english_offset=0.04))
+    assert gate.run(english).relevant and not gate.run(vietnamese).relevant
+    assert not GateStep(RelevanceGate(0.83)).run(english).relevant  # no offset: one bar for both
+
+
 class FixedRouter:
     def __init__(self, route: str) -> None:
         self._route = route
