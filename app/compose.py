@@ -350,7 +350,7 @@ def build_pipeline(settings: Settings, models: Models, index: Index) -> Pipeline
         index.companion is not None and models.companion_embed_model is not None) else None
     retrieval = Retrieval(index.collection, index.bm25, models.embed_model, models.condense_llm,
                           RetrievalConfig(s.top_k, s.candidate_k, s.vector_weight, bm25_weight, s.rrf_k,
-                                          s.num_queries, companion_weight),
+                                          s.num_queries, companion_weight, s.calibrated("cross_language_boost")),
                           replacements=(index.manifest.replacements or []) if index.manifest else (),
                           leave_out_replaced=s.leave_out_replaced, companion=companion)
     steps = build_steps(Parts(settings, models, index, retrieval))

@@ -113,6 +113,8 @@ class Settings(_ServiceSettings):
     # retrieval
     top_k: int = Field(5, ge=1, le=100, description="Chunks kept after fusion.")
     candidate_k: int = Field(20, ge=1, le=500, description="Chunks each retriever returns before fusion.")
+    cross_language_boost: float | None = Field(None, ge=0, le=1, description="Added to the cosine of passages in the "
+        "other language than the question's when the vector list is ranked; unset = calibrated for the embedding model.")
     rrf_k: int = Field(60, ge=0)
     vector_weight: float = Field(1.0, ge=0)
     bm25_weight: float | None = Field(None, ge=0, description="unset = by the corpus's main language (1 Vietnamese, "

@@ -19,6 +19,8 @@ from llama_index.core.retrievers.fusion_retriever import FUSION_MODES
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from pydantic import Field
 
+from engines.text import detect_language, passage_language
+
 logger = logging.getLogger(__name__)
 
 #: The constant of Cormack et al. (2009); ranks are 1-based, so the top item scores w/(k+1).
@@ -77,6 +79,7 @@ class HybridFusionRetriever(QueryFusionRetriever):
         similarity_top_k: int = 5,
         rrf_k: int = RRF_K,
         num_queries: int = 1,
+        cross_language_boost: float = 0.0,
     ) -> None:
         if not retrievers:
             raise ValueError("HybridFusionRetriever needs at least one retriever")
@@ -86,6 +89,7 @@ class HybridFusionRetriever(QueryFusionRetriever):
         if unknown:
             raise ValueError(f"weights given for unknown retrievers {sorted(unknown)}; known: {self._names}")
         self._weights = [float(weights.get(name, 1.0)) for name in self._names]
+        self._cross_language_boost = float(cross_language_boost)
         self._rrf_k = rrf_k
         super().__init__(
             list(retrievers.values()),
@@ -139,8 +143,19 @@ class HybridFusionRetriever(QueryFusionRetriever):
 
     def run(self, query_bundle: QueryBundle, only: Sequence[str] | None = None) -> list[tuple[str, list[NodeWithScore]]]:
         """Each retriever's ranked list for one query (``only``: a subset by name), not yet fused."""
-        return [(name, retriever.retrieve(query_bundle))
+        return [(name, self._ranked(name, query_bundle.query_str, retriever.retrieve(query_bundle)))
                 for name, retriever in zip(self._names, self._retrievers) if only is None or name in only]
+
+    def _ranked(self, name: str, query: str, nodes: list[NodeWithScore]) -> list[NodeWithScore]:
+        """The vector list ranked as if passages in the other language than the question's scored
+        ``cross_language_boost`` higher: an English question scores a Vietnamese passage that answers it
+        below English ones that do not (and BM25 never finds it). Scores stay the cosines (the gate reads them)."""
+        if name != "vector" or self._cross_language_boost <= 0 or not nodes:
+            return nodes
+        language = detect_language(query)
+        boost = self._cross_language_boost
+        return sorted(nodes, key=lambda n: -(float(n.score or 0.0)
+                                             + (boost if passage_language(n.node.get_content()) != language else 0.0)))
 
     def fuse(self, results: list[tuple[str, list[NodeWithScore]]]) -> list[NodeWithScore]:
         """Weighted RRF over runs from :meth:`run` (several queries' runs may be pooled)."""
@@ -152,17 +167,13 @@ class HybridFusionRetriever(QueryFusionRetriever):
         return [query_bundle]
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        results = [
-            (name, retriever.retrieve(query))
-            for query in self._queries(query_bundle)
-            for name, retriever in zip(self._names, self._retrievers)
-        ]
-        return self._fuse(results)
+        return self._fuse([run for query in self._queries(query_bundle) for run in self.run(query)])
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         queries = self._queries(query_bundle)
-        pairs = [(name, retriever) for _ in queries for name, retriever in zip(self._names, self._retrievers)]
-        outputs = await asyncio.gather(
-            *[retriever.aretrieve(query) for query in queries for retriever in self._retrievers]
-        )
-        return self._fuse([(name, nodes) for (name, _), nodes in zip(pairs, outputs)])
+        outputs = await asyncio.gather(*[retriever.aretrieve(q) for q in queries for retriever in self._retrievers])
+        n, runs = len(self._retrievers), []
+        for i, query in enumerate(queries):
+            runs += [(name, self._ranked(name, query.query_str, nodes))
+                     for name, nodes in zip(self._names, outputs[i * n:(i + 1) * n])]
+        return self._fuse(runs)

@@ -47,6 +47,9 @@ class RetrievalConfig:
     rrf_k: int = RRF_K
     num_queries: int = 1
     companion_weight: float = 0.0  # the second embedder's list (engines.companion); 0 = not asked
+    #: Added to the cosine of passages in the other language than the question's when the vector list is
+    #: ranked (``HybridFusionRetriever``); 0 = plain cosine order.
+    cross_language_boost: float = 0.0
 
     def __post_init__(self) -> None:
         if self.top_k < 1 or self.candidate_k < self.top_k:
@@ -125,7 +128,8 @@ class Retrieval:
                                         "companion": c.companion_weight}
         return HybridFusionRetriever(retrievers, llm=self._llm,
                                      weights={k: v for k, v in weights.items() if k in retrievers},
-                                     similarity_top_k=top_k, rrf_k=c.rrf_k, num_queries=c.num_queries)
+                                     similarity_top_k=top_k, rrf_k=c.rrf_k, num_queries=c.num_queries,
+                                     cross_language_boost=c.cross_language_boost)
 
     def corpus_support(self, embeddings: list[list[float]],
                        metadata_filter: MetadataFilter | None = None) -> list[float] | None:

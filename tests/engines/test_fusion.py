@@ -105,3 +105,30 @@ def test_corpus_support_is_the_best_allowed_chunk_cosine_per_vector(pipeline):
     assert elsewhere.corpus_support([probation])[0] < support[0]
     bm25_only = pipeline.retriever(use_vector=False)
     assert bm25_only.corpus_support([probation]) is None  # no vector side: no support signal
+
+
+def _text(node_id, text, score):
+    return NodeWithScore(node=TextNode(id_=node_id, text=text), score=score)
+
+
+def test_the_other_languages_passages_rank_as_if_scored_a_boost_higher():
+    """An English question scores English passages that do not answer above a Vietnamese one that does,
+    and BM25 finds only English ones; with the boost the Vietnamese passage reaches the top k."""
+    vector = [_text("en1", "Opening hours of the front desk are 8:00 to 17:00.", 0.86),
+              _text("en2", "Parking costs 5,000 VND per visit for motorbikes.", 0.85),
+              _text("vi1", "Phí làm thẻ người nhà được miễn từ ngày 01/05/2025.", 0.83)]
+    bm25 = [_text("en2", "Parking costs 5,000 VND per visit for motorbikes.", 4.0)]
+
+    def retriever(boost):
+        return HybridFusionRetriever({"vector": ListRetriever(vector), "bm25": ListRetriever(bm25)},
+                                     llm=ScriptedLLM([]), similarity_top_k=2, cross_language_boost=boost)
+
+    question = "How much is the relatives' card fee?"
+    assert "vi1" not in [n.node.node_id for n in retriever(0.0).retrieve(question)]
+    top = retriever(0.04).retrieve(question)
+    assert "vi1" in [n.node.node_id for n in top]
+    assert {n.node.node_id: n.raw_scores["vector"] for n in top}["vi1"] == 0.83  # the gate still reads the cosine
+    # a Vietnamese question: the English passages are the other language; the Vietnamese one falls behind
+    runs = retriever(0.04).run(QueryBundle("Phí gửi xe máy là bao nhiêu?"))
+    assert [n.node.node_id for n in runs[0][1]] == ["en1", "en2", "vi1"]
+    assert [n.node.node_id for n in retriever(0.04).run(QueryBundle(question))[0][1]] == ["vi1", "en1", "en2"]
