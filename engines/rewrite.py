@@ -261,6 +261,10 @@ _ANAPHOR = re.compile(r"(?iu)(?<!\w)(cái đó|cái này|cái kia|điều đó|�
 MAX_SUBJECT_WORDS = 16
 
 
+#: A query :func:`fallback_query` composed: "subject: follow-up" (the follow-up lower-cased).
+_COMPOSED = re.compile(r"^(?P<subject>[^:?]{3,}?): (?=[^\s:]+)")
+
+
 def subject_of(question: str) -> str:
     """What a standalone question is about, without what it asks: "Nhân viên thử việc được nghỉ phép
     năm bao nhiêu ngày?" -> "Nhân viên thử việc được nghỉ phép năm"; "What is the API rate limit?" ->
@@ -269,6 +273,8 @@ def subject_of(question: str) -> str:
     if target:
         return target
     text = normalize(question).strip()
+    if (composed := _COMPOSED.match(text)) is not None:
+        return composed.group("subject")  # a fallback's "subject: follow-up" is about its subject, not a chain
     if detect_language(text) == "en":
         text = _EN_OPENER.sub("", _EN_WH_IS.sub(r"\1 is", text))
         if condition := _EN_CONDITION.match(text):

@@ -41,6 +41,16 @@ def test_bad_rewrites_fall_back_to_history_query(output, reason):
     assert decision.query == "Hợp đồng thời vụ có được cộng dồn không?"
 
 
+def test_a_chain_of_fallbacks_keeps_the_first_subject_and_never_glues_questions():
+    """The previous turn's query was itself composed ("subject: follow-up"); the next fallback takes its
+    subject, not the composed question (which had grown "A: b: c: d?" over three turns)."""
+    history = msgs("Công nhân được tăng ca tối đa bao nhiêu giờ một tháng?", "40 giờ một tháng.",
+                   "Làm ngày lễ thì tính bao nhiêu phần trăm?", "300%.")
+    previous = "Công nhân được tăng ca tối đa: làm ngày lễ thì tính bao nhiêu phần trăm?"
+    query = condense.fallback_query("Có được nghỉ bù không?", history, previous)
+    assert query == "Công nhân được tăng ca tối đa: có được nghỉ bù không?"
+
+
 def test_unchanged_standalone_question_is_kept():
     question = "Lãi suất vay mua nhà ưu đãi là bao nhiêu phần trăm một năm?"
     assert condense.guard(question, question, HISTORY) == condense.CondenseDecision(question)
