@@ -23,14 +23,14 @@ FLOORS = {
     # leaves the condenser about one row of 19 and fails with rewriting off (lastturn).
     "non_standalone/turn2+ mrr@5": 0.78,
     "turn1 hit@5": 0.95,  # measured 1.00 (8/8), dev 1.00 (8/8)
-    # measured 2/7 = 0.29 (dev 0/5: the gate's threshold does not carry over; issue 16); the floor
-    # keeps one of 7 and fails with the gate off (0/7)
+    # measured 2/7 = 0.29 (dev 0/5: the gate's threshold does not carry over; issue 16), 1/7 since the bar is
+    # lower for English questions (2026-12-04); the floor keeps one of 7 and fails with the gate off (0/7)
     "unanswerable refusal (retrieval gate)": 0.14,
     "false refusal ceiling": 0.12,  # measured 3/37 = 0.08 (dev 3/36)
-    # measured 2026-12-02 (conflicts resolved only when about the question): condense 15/20 = 0.75 (dev
-    # 14/24), lastturn 13/20 = 0.65 (dev 13/24); before it, 14/20 and 12/20 under a floor of 0.65. One row
-    # of slack, fails with rewriting off
-    "turn2+ must_contain (quoted answers)": 0.70,
+    # measured 2026-12-04 (night: count bonus, per-language gate, cross-language boost): condense 17/20 =
+    # 0.85 (dev 15/24), lastturn 14/20 = 0.70 (dev 14/24), which reached the old floor of 0.70; earlier
+    # 15/20 and 13/20. One row of slack, fails with rewriting off
+    "turn2+ must_contain (quoted answers)": 0.80,
     # measured 2026-12-02 with answer_check=graded (threshold 0.28, chosen on the dev splits): 6/7 = 0.86
     # unanswerable refused, 5/37 = 0.14 answerable refused, 19/25 answers (off: 2/7, 3/37, 20/25). One row
     # of slack each; the refusal floor fails with the check off (the gate's 2/7)
