@@ -273,8 +273,6 @@ def subject_of(question: str) -> str:
     if target:
         return target
     text = normalize(question).strip()
-    if (composed := _COMPOSED.match(text)) is not None:
-        return composed.group("subject")  # a fallback's "subject: follow-up" is about its subject, not a chain
     if detect_language(text) == "en":
         text = _EN_OPENER.sub("", _EN_WH_IS.sub(r"\1 is", text))
         if condition := _EN_CONDITION.match(text):
@@ -310,7 +308,11 @@ def fallback_query(question: str, history: list[ChatMessage], previous: str | No
     and points back with no word stands as it is: the code says what it is about."""
     if carries(question, "code") and not _DEPENDENT_MARKERS.search(normalize(question)):
         return normalize(question).strip()  # "... từ SP299 xuống SP199 ...": the code is the subject
-    subject = subject_of(_naming_question(history, previous))
+    naming = _naming_question(history, previous)
+    # the last turn's query, composed by a fallback ("subject: follow-up"), is about its subject: a chain of
+    # fallbacks must not glue every earlier follow-up into the next query (a user's own "Lưu ý: ..." is no such)
+    composed = _COMPOSED.match(normalize(naming).strip()) if naming == previous else None
+    subject = composed.group("subject") if composed else subject_of(naming)
     if not subject:
         return question
     question = normalize(question).strip()
