@@ -40,19 +40,23 @@ _MIN_CLAUSE_CHARS = 20
 #: ("Số: 12/2025/QĐ-X — Hà Nội, ngày ..."), the legal bases and the proposal it answers ("Căn cứ ...",
 #: "Xét đề nghị ..."), the salutation and distribution list ("Kính gửi: ...", "Nơi nhận: ..."). Quoted, they take the place of a clause.
 _FRAME_LINE = re.compile(
-    r"^\W*(?:(?:số|no\.?)(?:\s*:\s*\S*\d|\s+[\w.-]*\d[\w.-]*/)|căn\s+cứ\b|xét\s+đề\s+nghị\b|nơi\s+nhận\b|kính\s+gửi\b"
-    r"|pursuant\s+to\b|having\s+regard\s+to\b|dear\b)",
+    r"^\W*(?:(?:số|no\.?)\s*:?\s*\d+/\d{4}/[A-ZĐ]|(?:căn\s+cứ|pursuant\s+to)\s+(?:vào\s+|the\s+)?(?:hiến\s+pháp|bộ\s+luật"
+    r"|luật|nghị\s+định|nghị\s+quyết|quyết\s+định|thông\s+tư|công\s+văn|điều\s+lệ|quy\s+chế|chức\s+năng|law|decree"
+    r"|decision|circular)|xét\s+đề\s+nghị\b|nơi\s+nhận\s*:|kính\s+gửi\s*:|dear\b[^.]*,$)",
     re.IGNORECASE,
 )
+#: At most this many words in a line typed in capitals that is a frame (an authority, "QUYẾT ĐỊNH:"), not a rule.
+_MAX_FRAME_CAPITALS_WORDS = 10
 
 
 def is_frame_line(line: str) -> bool:
-    """A document's frame, not a statement: see ``_FRAME_LINE``; or a line in capitals without digits
-    (the issuing authority, "QUYẾT ĐỊNH", a title typed in capitals)."""
+    """A document's frame, not a statement: see ``_FRAME_LINE``; or a short line in capitals without
+    digits (the issuing authority, "QUYẾT ĐỊNH", a title typed in capitals). Judged per sentence."""
     if _FRAME_LINE.match(line):
         return True
     words = [w for w in re.findall(r"[^\W\d_]+", line) if len(w) > 1]
-    return len(words) >= 3 and not any(c.isdigit() for c in line) and all(w.isupper() for w in words)
+    return (3 <= len(words) <= _MAX_FRAME_CAPITALS_WORDS and not any(c.isdigit() for c in line)
+            and all(w.isupper() for w in words) and not line.rstrip().endswith("."))
 
 INTROS = {
     "vi": "Theo tài liệu:",
@@ -154,14 +158,12 @@ def split_clauses(passages: Sequence[str]) -> list[Clause]:
                 heading = _HEADING.sub("", line).strip()
                 continue
             line = _BULLET.sub("", line)
-            if is_frame_line(line):
-                continue
             number_match = _CLAUSE_NUMBER.match(line)
             number = number_match.group(0) if number_match else ""
             for i, sentence in enumerate(_SENTENCE_END.split(line[len(number):])):
                 sentence = ((number if i == 0 else "") + sentence).strip()
                 key = " ".join(sentence[len(number) if i == 0 else 0:].lower().split())
-                if len(sentence) >= _MIN_CLAUSE_CHARS and key not in seen:
+                if len(sentence) >= _MIN_CLAUSE_CHARS and key not in seen and not is_frame_line(sentence):
                     seen.add(key)
                     clauses.append(Clause(sentence, index, position, heading))
                     position += 1

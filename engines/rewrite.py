@@ -262,7 +262,7 @@ MAX_SUBJECT_WORDS = 16
 
 
 #: A query :func:`fallback_query` composed: "subject: follow-up" (the follow-up lower-cased).
-_COMPOSED = re.compile(r"^(?P<subject>[^:?]{3,}?): (?=[^\s:]+)")
+_COMPOSED = re.compile(r"^(?P<subject>[^:?]{3,}?): (?=[^\W\d_A-ZĐ])")
 
 
 def subject_of(question: str) -> str:
@@ -311,7 +311,8 @@ def fallback_query(question: str, history: list[ChatMessage], previous: str | No
     naming = _naming_question(history, previous)
     # the last turn's query, composed by a fallback ("subject: follow-up"), is about its subject: a chain of
     # fallbacks must not glue every earlier follow-up into the next query (a user's own "Lưu ý: ..." is no such)
-    composed = _COMPOSED.match(normalize(naming).strip()) if naming == previous else None
+    composed = (_COMPOSED.match(normalize(naming).strip())
+                if naming == previous and naming not in user_messages(history) else None)
     subject = composed.group("subject") if composed else subject_of(naming)
     if not subject:
         return question

@@ -63,12 +63,6 @@ def row_scores(pipeline, rows: list[dict]) -> list[float]:
                 default=-1.0) for row in rows]
 
 
-def best_scores(pipeline, rows: list[dict]) -> tuple[list[float], list[float]]:
-    scores = row_scores(pipeline, rows)
-    return ([s for s, r in zip(scores, rows) if r["type"] != "unanswerable"],
-            [s for s, r in zip(scores, rows) if r["type"] == "unanswerable"])
-
-
 def language_offset(rows: list[dict], scores: list[float], quantile: float = 5.0) -> dict[str, tuple[int, float]]:
     """Per question language, (answerable rows, their ``quantile`` percentile best cosine): how far one
     language's questions score below the other's on this embedder (``Calibration.refusal_english_offset``)."""

@@ -26,7 +26,7 @@ FLOORS = {
     # measured 2/7 = 0.29 (dev 0/5: the gate's threshold does not carry over; issue 16), 1/7 since the bar is
     # lower for English questions (2026-12-04); the floor keeps one of 7 and fails with the gate off (0/7)
     "unanswerable refusal (retrieval gate)": 0.14,
-    "false refusal ceiling": 0.12,  # measured 3/37 = 0.08 (dev 3/36)
+    "false refusal ceiling": 0.12,  # measured 3/37 = 0.08 (dev 3/36); 0/37 since 2026-12-04 (dev 3/36)
     # measured 2026-12-04 (night: count bonus, per-language gate, cross-language boost): condense 17/20 =
     # 0.85 (dev 15/24), lastturn 14/20 = 0.70 (dev 14/24), which reached the old floor of 0.70; earlier
     # 15/20 and 13/20. One row of slack, fails with rewriting off

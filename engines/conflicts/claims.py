@@ -284,31 +284,35 @@ def abolition_target_overlap(cued: Passage, other: Passage) -> float:
         if any((q.unit, q.per) == (o.unit, o.per) and same_value(q, o, 1e-9) for q in named for o in other.quantities):
             return 1.0  # "the 3 days/week rule no longer applies" names the rule by the value the other states
         target = cue_target(cued, cue)
+        against = other_sentences
+        if not target:  # "Bãi bỏ Quyết định số 7/2022/QĐ-X.": the document it names is the target
+            target, against = cue_target(cued, cue, citations=True), uncued_sentence_terms(other.text, citations=True)
         if not target:
             continue
-        best = max([best, *(len(target & o) / len(target) for o in other_sentences)])
+        best = max([best, *(len(target & o) / len(target) for o in against)])
     return best
 
 
 @lru_cache(maxsize=4096)
-def uncued_sentence_terms(text: str) -> tuple[frozenset[tuple[str, ...]], ...]:
-    """The terms of each sentence of ``text`` that carries no abolition cue. Kept per text: every
-    abolition among a turn's passages is checked against every other passage, and the same chunks
-    come back turn after turn."""
-    return tuple(_target_terms(s) for s in sentences(text) if not find_abolition_cues(s) and not lx.PREAMBLE_RE.match(s))
+def uncued_sentence_terms(text: str, citations: bool = False) -> tuple[frozenset[tuple[str, ...]], ...]:
+    """The terms of each sentence of ``text`` that carries no abolition cue and is no decision's preamble.
+    Kept per text: every abolition among a turn's passages is checked against every other passage, and
+    the same chunks come back turn after turn."""
+    return tuple(_target_terms(s, citations) for s in sentences(text)
+                 if not find_abolition_cues(s) and not lx.PREAMBLE_RE.match(s))
 
 
-def _target_terms(sentence: str) -> frozenset[tuple[str, ...]]:
-    """``claim_terms`` without document references: "bãi bỏ X ban hành kèm theo Quyết định số N" names
-    X; the base document N is cited by every decision that amends it, whatever each amends."""
-    return claim_terms(lx.CITATION_RE.sub(" . ", sentence))
+def _target_terms(sentence: str, citations: bool = False) -> frozenset[tuple[str, ...]]:
+    """``claim_terms``, document references left out unless ``citations``: "bãi bỏ X ban hành kèm theo
+    Quyết định số N" names X; the base document N is cited by every decision that amends it."""
+    return claim_terms(sentence if citations else lx.CITATION_RE.sub(" . ", sentence))
 
 
-def cue_target(cued: Passage, cue: Cue) -> frozenset[tuple[str, ...]]:
+def cue_target(cued: Passage, cue: Cue, citations: bool = False) -> frozenset[tuple[str, ...]]:
     """What an abolition sentence names: its terms (``claim_terms``) with the cue itself cut out."""
     sentence = claim_sentence(cued.text, *cue.span)
     start = cued.text.find(sentence)
     lo, hi = cue.span[0] - start, cue.span[1] - start
     if start < 0 or not 0 <= lo <= hi <= len(sentence):
-        return _target_terms(sentence)
-    return _target_terms(sentence[:lo] + " . " + sentence[hi:])
+        return _target_terms(sentence, citations)
+    return _target_terms(sentence[:lo] + " . " + sentence[hi:], citations)

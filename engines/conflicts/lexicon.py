@@ -172,13 +172,14 @@ PER_OCCASION_RE = re.compile(
 COUNT_PER_RE = re.compile(
     r"\s+(?P<noun>[^\W\d_]+(?:\s+[^\W\d_]+){0,2}?)"
     r"(?:\s*/\s*(?:1\s+|một\s+)?(?:" + SLASH_PERIODS + ")"
-    r"|\s+(?:per|a|an|each|every|mỗi|một|trên|hàng|hằng)\s+(?:" + WORD_PERIODS.replace("?P<", "?P<w_") + "))"
+    r"|\s+(?:per|each|every|mỗi|một|trên|hàng|hằng)\s+(?:" + WORD_PERIODS.replace("?P<", "?P<w_") + "))"
     + WORD_END,
     re.IGNORECASE,
 )
 #: Words that join or bound numbers; never the counted noun ("2 or more times per week").
 COUNT_STOPWORDS = frozenset(
-    "và hoặc hay đến tới trở lên hơn trên dưới khoảng gần or and to more than up of at least about".split()
+    "và hoặc hay đến tới trở lên hơn trên dưới khoảng gần trong or and to more than up of at least about in within "
+    "during for".split()
 )
 PER_BEFORE_RE = re.compile(
     r"(?<!\w)(?:mỗi|hàng|hằng|per|each|every)\s+(?:" + WORD_PERIODS + r")\s*[:,]?\s*$",
@@ -205,9 +206,12 @@ CITATION_RE = re.compile(
     r"(?<!\w)(?:(?:được\s+)?ban\s+hành\s+kèm\s+theo\s+|issued\s+(?:with|under)\s+)?"
     r"(?:quyết\s+định|nghị\s+định|thông\s+tư|công\s+văn|hướng\s+dẫn|thông\s+báo|quy\s+chế|quy\s+định|quy\s+trình"
     r"|decisions?|decrees?|circulars?|guides?|guidelines?|notices?|regulations?|procedures?|policy|policies)\s+"
-    r"(?:(?:số|no\.?|number)\s*[\w./-]*\d[\w./-]*|[\w.-]*\d[\w.-]*[/-][\w./-]+)"
+    r"(?:(?:số|no\.?|number)\s*[\w./-]*\d[\w./-]*|\d+/\d{4}/[A-ZĐ][\w.-]*)"
     r"(?:\s+(?:ngày|dated|of)\s+\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4})?",
     re.IGNORECASE,
 )
 #: The preamble of a decision: the documents it is based on, not a rule it states.
-PREAMBLE_RE = re.compile(r"^\W*(?:căn\s+cứ|xét\s+đề\s+nghị|pursuant\s+to|having\s+regard\s+to)(?!\w)", re.IGNORECASE)
+PREAMBLE_RE = re.compile(
+    r"^\W*(?:căn\s+cứ\s+(?:vào\s+)?(?:hiến\s+pháp|bộ\s+luật|luật|nghị\s+định|nghị\s+quyết|quyết\s+định|thông\s+tư"
+    r"|công\s+văn|điều\s+lệ|quy\s+chế|quy\s+định|hướng\s+dẫn|thông\s+báo|chức\s+năng)|xét\s+đề\s+nghị"
+    r"|pursuant\s+to|having\s+regard\s+to)(?!\w)", re.IGNORECASE)

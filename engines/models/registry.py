@@ -46,7 +46,8 @@ class Calibration:
     cross_claim_similarity: float | None = None
     #: How much lower English questions' best cosines run than Vietnamese ones (the refusal bar drops by
     #: it for English questions): the gap between the two languages' 5th percentiles over answerable
-    #: questions, printed by ``python -m evals.calibrate data/eval/{heldout,heldout3}/dev/conversations.jsonl``.
+    #: questions (``python -m evals.calibrate data/eval/{heldout,heldout3}/dev/conversations.jsonl`` prints it with
+    #: the reference rewrites; the product's own queries gave 0.041 on both). Applies to an explicit bar too.
     refusal_english_offset: float = 0.0
     #: How much lower a passage in the other language than the question's scores on this embedder; the
     #: vector list ranks such passages this much higher (``engines.fusion``). Chosen on the dev splits

@@ -46,7 +46,8 @@ def run_mtrag(work: Path, domains: Sequence[str], composer: Composer, progress: 
                  "model": RelevanceGate(calibration_for(pipeline.config["embedding"]).refusal_min_vector,
                                         english_offset=calibration_for(pipeline.config["embedding"]).refusal_english_offset)}
         if measured is not None:
-            gates["corpus"] = RelevanceGate(measured.min_vector(pipeline.config.get("refusal_budget", DEFAULT_BUDGET)))
+            gates["corpus"] = RelevanceGate(measured.min_vector(pipeline.config.get("refusal_budget", DEFAULT_BUDGET)),
+                                            english_offset=calibration_for(pipeline.config["embedding"]).refusal_english_offset)
         rankings: dict[str, dict[str, dict[str, list[str]]]] = {}
         refused: dict[str, dict[str, bool]] = {name: {} for name in gates}
         condense_ms: list[float] = []

@@ -49,6 +49,9 @@ def test_a_chain_of_fallbacks_keeps_the_first_subject_and_never_glues_questions(
     previous = "Công nhân được tăng ca tối đa: làm ngày lễ thì tính bao nhiêu phần trăm?"
     query = condense.fallback_query("Có được nghỉ bù không?", history, previous)
     assert query == "Công nhân được tăng ca tối đa: có được nghỉ bù không?"
+    # a user's own "label: question" is not a composed query
+    labelled = msgs("Lưu ý: công nhân được tăng ca tối đa bao nhiêu giờ?", "40 giờ.")
+    assert condense.fallback_query("Có được nghỉ bù không?", labelled, labelled[0].content) != "Lưu ý: có được nghỉ bù không?"
 
 
 def test_unchanged_standalone_question_is_kept():

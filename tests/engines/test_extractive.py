@@ -27,6 +27,11 @@ def test_clauses_keep_their_number_heading_and_decimals_and_skip_repeats():
     assert not any(t.startswith("#") for t in texts)
 
 
+def test_a_frame_sentence_on_one_line_with_a_rule_leaves_the_rule():
+    line = "Kính gửi: Quý khách. Từ ngày 01/06/2025, phí gửi xe máy là 5.000 đồng/lượt."
+    assert [c.text for c in ex.split_clauses([line])] == ["Từ ngày 01/06/2025, phí gửi xe máy là 5.000 đồng/lượt."]
+
+
 def test_a_decisions_frame_is_never_quoted():
     """The number and date line, the signing authority in capitals and the legal bases state no rule;
     quoted, they take a clause's place."""
@@ -47,7 +52,9 @@ def test_a_decisions_frame_is_never_quoted():
 
 
 @pytest.mark.parametrize("line", ["SIM 4G/5G: 50.000 VNĐ", "Số ngày phép năm là 12 ngày.", "No. of days: 5",
-                                  "The API LIMIT is 500 per minute."])
+                                  "The API LIMIT is 500 per minute.", "Số 12/3 Lê Lợi, Quận 1.",
+                                  "Căn cứ kết quả đánh giá, nhân viên loại A được thưởng 2 tháng lương.",
+                                  "LƯU Ý: KHÔNG HÚT THUỐC TRONG KHUÔN VIÊN."])
 def test_statements_with_capitals_or_a_number_word_stay_clauses(line):
     assert not ex.is_frame_line(line)
 

@@ -128,7 +128,8 @@ def test_the_other_languages_passages_rank_as_if_scored_a_boost_higher():
     top = retriever(0.04).retrieve(question)
     assert "vi1" in [n.node.node_id for n in top]
     assert {n.node.node_id: n.raw_scores["vector"] for n in top}["vi1"] == 0.83  # the gate still reads the cosine
-    # a Vietnamese question: the English passages are the other language; the Vietnamese one falls behind
-    runs = retriever(0.04).run(QueryBundle("Phí gửi xe máy là bao nhiêu?"))
-    assert [n.node.node_id for n in runs[0][1]] == ["en1", "en2", "vi1"]
+    # a Vietnamese question: the English passages are the other language and rise above a Vietnamese one
+    mixed = [_text("vi2", "Phí gửi xe máy là 5.000 đồng mỗi lượt tại tầng hầm.", 0.88), *vector]
+    vi_first = HybridFusionRetriever({"vector": ListRetriever(mixed)}, llm=ScriptedLLM([]), cross_language_boost=0.04)
+    assert [n.node.node_id for n in vi_first.run(QueryBundle("Phí gửi xe máy là bao nhiêu?"))[0][1]][:2] == ["en1", "en2"]
     assert [n.node.node_id for n in retriever(0.04).run(QueryBundle(question))[0][1]] == ["vi1", "en1", "en2"]

@@ -166,6 +166,12 @@ def test_two_amendments_of_one_base_document_share_its_citation_not_a_target():
     assert [p.kind for p in flagged(stated, notice)] == ["negation"]
 
 
+def test_an_abolition_that_names_a_document_by_its_number_still_targets_it():
+    notice = "Bãi bỏ Quyết định số 07/2022/QĐ-KS ngày 03/03/2022."
+    stated = "Theo Quyết định số 07/2022/QĐ-KS, phụ thu gửi xe đạp là 10.000 đồng/lượt."
+    assert [p.kind for p in flagged(stated, notice)] == ["negation"]
+
+
 def test_an_abolished_rule_falls_with_every_retrieved_chunk_of_its_document():
     """Only one chunk of the old rule states what is abolished; its other chunks (how to register,
     what happens on a breach) belong to the same rule and must not crowd the new one out of the answer."""
