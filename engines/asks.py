@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from engines.text import normalize
+from engines.text import normalize, singular
 
 ASKS = ("duration", "date", "amount", "count", "code", "who", "where", "procedure", "yesno", "other")
 
@@ -124,7 +124,7 @@ def counted_noun(question: str) -> str | None:
     if not words:
         return None
     noun = words[-1]
-    return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") and len(noun) > 3 else noun
+    return singular(noun)
 
 
 def states_count_of(clause: str, noun: str) -> bool:

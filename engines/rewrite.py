@@ -15,7 +15,7 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.prompts import PromptTemplate
 
 from engines.asks import carries
-from engines.text import FUNCTION_WORDS, content_words, detect_language, normalize
+from engines.text import FUNCTION_WORDS, content_words, detect_language, normalize, singular
 
 CONDENSE_TEMPLATE = """\
 Rewrite the user's last message as ONE standalone search question that can be understood without \
@@ -348,21 +348,17 @@ MIN_KEPT_WORDS = 0.5
 MIN_COPIED_WORDS = 0.6
 
 
-def _stem(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") and word.isascii() else word
-
-
 def topical_words(text: str) -> set[str]:
     """The words that say what a message is about (not how it asks, not what it points back to)."""
-    return {_stem(w) for w in content_words(text) if w not in _FRAME_WORDS}
+    return {singular(w) for w in content_words(text) if w not in _FRAME_WORDS}
 
 
 def kept_share(question: str, rewrite: str, history: Sequence[ChatMessage] = ()) -> float:
     """How much of what the follow-up *adds* (its words the conversation has not used yet) survives in
     the rewrite; 1.0 when it adds nothing (then there is nothing to lose)."""
-    said = {_stem(w) for m in history for w in content_words(m.content or "")}
+    said = {singular(w) for m in history for w in content_words(m.content or "")}
     new = topical_words(question) - said
-    return len(new & {_stem(w) for w in content_words(rewrite)}) / len(new) if new else 1.0
+    return len(new & {singular(w) for w in content_words(rewrite)}) / len(new) if new else 1.0
 
 
 def copied_share(rewrite: str, earlier: Sequence[str]) -> float:

@@ -101,3 +101,9 @@ def searchable_text(text: str, metadata: dict) -> str:
 def dot(a: list[float], b: list[float]) -> float:
     """Cosine for the L2-normalised vectors the embedding adapters return."""
     return sum(x * y for x, y in zip(a, b))
+
+
+def singular(word: str) -> str:
+    """An English plural's singular by its "s" ("shifts" -> "shift"; "class", "bus" and Vietnamese stay)."""
+    return word[:-1] if len(word) > 3 and word.isascii() and word.endswith("s") and not word.endswith("ss") else word
+

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from engines.conflicts import lexicon as lx
-from engines.text import detect_language
+from engines.text import detect_language, singular
 
 logger = logging.getLogger(__name__)
 
@@ -183,7 +183,7 @@ def _count_per(text: str, pos: int) -> tuple[str, str, int] | None:
     if known is not None and known[3] == len(head) + 1:
         unit = known[0]
     else:
-        unit = "count:" + (head[:-1] if not vietnamese and head.endswith("s") and not head.endswith("ss") else head)
+        unit = "count:" + singular(head)
     period = next(name.removeprefix("w_") for name, val in m.groupdict().items() if val is not None and name != "noun")
     return unit, period, m.end()
 
