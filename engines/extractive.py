@@ -32,6 +32,15 @@ from engines.text import normalize
 #: capitals included). Decimal commas/points ("8,5%", "4.2") never have a space after them.
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-ZĐÀ-ỸÂĂÊÔƠƯ0-9\"“(])")
 _HEADING = re.compile(r"^\s*#+\s*")
+#: A line in bold and nothing else ("**Điều 6. Thời gian chờ**", "__Scope:__"): a section title in documents
+#: converted from word processors, which mark sections in bold instead of with "#". A chunk may cut
+#: one in two, so one end's markers suffice ("Phạm vi áp dụng**" opens a chunk).
+_BOLD_LINE = re.compile(r"^(?:\*\*|__)?(?P<inner>[^*_]+?)(?:\*\*|__)\s*:?\s*$|^(?:\*\*|__)(?P<head>[^*_]+?)\s*:?\s*$")
+#: At most this many words in a bold line that is a heading (longer ones are a rule set in bold).
+_MAX_HEADING_WORDS = 12
+#: A title's own number ("Điều 5.", "Chương II.", "Section 3", "4.2."), which is no value.
+_SECTION_NUMBER = re.compile(r"(?iu)^(?:(?:điều|chương|mục|phần|khoản|phụ lục|article|section|chapter|part|annex)\s+)?"
+                             r"[\dIVXLC]+(?:\.\d+)*[.):]?\s*")
 _BULLET = re.compile(r"^\s*(?:[-*•+]\s+)")
 #: "2.1. " / "3) " / "(a) " at the start of a line: kept with the clause, never a sentence end.
 _CLAUSE_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*[.)]|\([a-zđ0-9]\))\s+", re.IGNORECASE)
@@ -47,6 +56,24 @@ _FRAME_LINE = re.compile(
 )
 #: At most this many words in a line typed in capitals that is a frame (an authority, "QUYẾT ĐỊNH:"), not a rule.
 _MAX_FRAME_CAPITALS_WORDS = 10
+
+
+def bold_heading(line: str) -> str | None:
+    """The title a bold-only line states, without its markers; None for any other line (a bold label
+    before a rule, "**Điều 3.** Phòng ... chịu trách nhiệm", is a clause). Quoted, such a title took
+    the place of a clause ("Quyền lợi nha khoa và thai sản**"), so it is never one. It is not made the
+    clauses' heading either: on held-out dev that changed which clauses the conflict check counts as
+    the question's focus and lost an answer (54 -> 53 of 73; docs/answers.md)."""
+    m = _BOLD_LINE.match(line.strip())
+    if not m:
+        return None
+    inner = (m.group("inner") or m.group("head") or "").strip().rstrip(":").strip()
+    words = inner.split()
+    if not inner or len(words) > _MAX_HEADING_WORDS or (inner.endswith((".", "?", "!")) and len(words) > 3):
+        return None
+    if any(c.isdigit() for c in _SECTION_NUMBER.sub("", inner)):
+        return None  # "**Phí cấp lại: 50.000 đồng/lần**" is a rule set in bold
+    return inner
 
 
 def is_frame_line(line: str) -> bool:
@@ -157,6 +184,8 @@ def split_clauses(passages: Sequence[str]) -> list[Clause]:
             if _HEADING.match(line):
                 heading = _HEADING.sub("", line).strip()
                 continue
+            if bold_heading(line) is not None:
+                continue  # a section title in bold states no rule (not taken as the heading: see bold_heading)
             line = _BULLET.sub("", line)
             number_match = _CLAUSE_NUMBER.match(line)
             number = number_match.group(0) if number_match else ""

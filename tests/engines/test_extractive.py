@@ -51,6 +51,26 @@ def test_a_decisions_frame_is_never_quoted():
     ]
 
 
+def test_a_section_title_in_bold_is_never_quoted():
+    """Documents converted from a word processor mark sections in bold; a chunk may cut the markers in
+    two. Quoted, the title stood in for the clause that answers ("Quyền lợi nha khoa và thai sản**")."""
+    rules = "\n\n".join([
+        "Phạm vi áp dụng của quy tắc bảo hiểm**",
+        "**Điều 6. Thời gian chờ đối với các quyền lợi**",
+        "- Bệnh đặc biệt chờ 90 ngày kể từ ngày hiệu lực.",
+        "__Các trường hợp loại trừ bảo hiểm:__",
+        "**Điều 3.** Phòng Tài chính chịu trách nhiệm thi hành.",
+        "**Phí cấp lại thẻ: 50.000 đồng/lần**",
+        "**Hồ sơ nộp muộn không được giải quyết trong mọi trường hợp.**",
+    ])
+    assert [c.text for c in ex.split_clauses([rules])] == [
+        "Bệnh đặc biệt chờ 90 ngày kể từ ngày hiệu lực.",
+        "**Điều 3.** Phòng Tài chính chịu trách nhiệm thi hành.",
+        "**Phí cấp lại thẻ: 50.000 đồng/lần**",
+        "**Hồ sơ nộp muộn không được giải quyết trong mọi trường hợp.**",
+    ]
+
+
 @pytest.mark.parametrize("line", ["SIM 4G/5G: 50.000 VNĐ", "Số ngày phép năm là 12 ngày.", "No. of days: 5",
                                   "The API LIMIT is 500 per minute.", "Số 12/3 Lê Lợi, Quận 1.",
                                   "Căn cứ kết quả đánh giá, nhân viên loại A được thưởng 2 tháng lương.",
