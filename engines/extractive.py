@@ -54,6 +54,11 @@ _FRAME_LINE = re.compile(
     r"|decision|circular)|xét\s+đề\s+nghị\b|nơi\s+nhận\s*:|kính\s+gửi\s*:|dear\b[^.]*,$)",
     re.IGNORECASE,
 )
+#: A lead-in that announces what follows ("..., Giám đốc thông báo:", "... điều chỉnh Điều 4 như sau:", "... as
+#: follows:"): the rule is in the lines after it. A lead-in that states a fact before its list ("lao động nam
+#: được nghỉ:", "đến hết ngày 15/11/2024 đối với:") is not one.
+_LEAD_IN = re.compile(r"(?iu)(?<!\w)(?:thông\s+báo|quyết\s+định|như\s+sau|sau\s+đây|dưới\s+đây|as\s+follows|the\s+following|"
+                      r"announces?|decides?)\s*[:：]\s*$")
 #: At most this many words in a line typed in capitals that is a frame (an authority, "QUYẾT ĐỊNH:"), not a rule.
 _MAX_FRAME_CAPITALS_WORDS = 10
 
@@ -77,9 +82,9 @@ def bold_heading(line: str) -> str | None:
 
 
 def is_frame_line(line: str) -> bool:
-    """A document's frame, not a statement: see ``_FRAME_LINE``; or a short line in capitals without
+    """A document's frame, not a statement: see ``_FRAME_LINE`` and ``_LEAD_IN``; or a short line in capitals without
     digits (the issuing authority, "QUYẾT ĐỊNH", a title typed in capitals). Judged per sentence."""
-    if _FRAME_LINE.match(line):
+    if _FRAME_LINE.match(line) or _LEAD_IN.search(line):
         return True
     words = [w for w in re.findall(r"[^\W\d_]+", line) if len(w) > 1]
     return (3 <= len(words) <= _MAX_FRAME_CAPITALS_WORDS and not any(c.isdigit() for c in line)

@@ -71,6 +71,22 @@ def test_a_section_title_in_bold_is_never_quoted():
     ]
 
 
+@pytest.mark.parametrize("line", [
+    "Căn cứ Thông báo chương trình học bổng ngày 01/07/2024, Giám đốc Cơ sở Hải Châu thông báo:",
+    "Nhằm tạo thuận lợi cho người bệnh, Bệnh viện thông báo điều chỉnh Điều 4 Quy định đặt lịch như sau:",
+    "The branch changes its opening hours as follows:",
+])
+def test_a_lead_in_announcing_what_follows_is_a_frame(line):
+    assert ex.is_frame_line(line)
+
+
+@pytest.mark.parametrize("line", ["Trong 30 ngày đầu kể từ ngày vợ sinh con, lao động nam được nghỉ:",
+                                  "Gia hạn thời hạn nộp học phí đến hết ngày 15/11/2024 đối với:",
+                                  "Khách hàng được thông báo trước 30 ngày khi phí thay đổi."])
+def test_a_lead_in_that_states_a_fact_stays_a_clause(line):
+    assert not ex.is_frame_line(line)
+
+
 @pytest.mark.parametrize("line", ["SIM 4G/5G: 50.000 VNĐ", "Số ngày phép năm là 12 ngày.", "No. of days: 5",
                                   "The API LIMIT is 500 per minute.", "Số 12/3 Lê Lợi, Quận 1.",
                                   "Căn cứ kết quả đánh giá, nhân viên loại A được thưởng 2 tháng lương.",
