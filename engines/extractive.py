@@ -36,8 +36,8 @@ _HEADING = re.compile(r"^\s*#+\s*")
 #: converted from word processors, which mark sections in bold instead of with "#". A chunk may cut
 #: one in two, so one end's markers suffice ("Phạm vi áp dụng**" opens a chunk).
 _BOLD_LINE = re.compile(r"^(?:\*\*|__)?(?P<inner>[^*_]+?)(?:\*\*|__)\s*:?\s*$|^(?:\*\*|__)(?P<head>[^*_]+?)\s*:?\s*$")
-#: At most this many words in a bold line that is a heading (longer ones are a rule set in bold).
-_MAX_HEADING_WORDS = 12
+#: At most this many words in a bold line that is a title (longer ones are a rule set in bold).
+_MAX_TITLE_WORDS = 12
 #: A title's own number ("Điều 5.", "Chương II.", "Section 3", "4.2."), which is no value.
 _SECTION_NUMBER = re.compile(r"(?iu)^(?:(?:điều|chương|mục|phần|khoản|phụ lục|article|section|chapter|part|annex)\s+)?"
                              r"[\dIVXLC]+(?:\.\d+)*[.):]?\s*")
@@ -63,22 +63,20 @@ _LEAD_IN = re.compile(r"(?iu)(?<!\w)(?:thông\s+báo|quyết\s+định|như\s+sa
 _MAX_FRAME_CAPITALS_WORDS = 10
 
 
-def bold_heading(line: str) -> str | None:
-    """The title a bold-only line states, without its markers; None for any other line (a bold label
-    before a rule, "**Điều 3.** Phòng ... chịu trách nhiệm", is a clause). Quoted, such a title took
-    the place of a clause ("Quyền lợi nha khoa và thai sản**"), so it is never one. It is not made the
+def is_bold_title(line: str) -> bool:
+    """A bold-only line that is a section title; a bold label before a rule ("**Điều 3.** Phòng ... chịu
+    trách nhiệm"), a bold sentence and a bold rule with a value are not. Quoted, such a title took the
+    place of a clause ("Quyền lợi nha khoa và thai sản**"), so it is never one. It is not made the
     clauses' heading either: on held-out dev that changed which clauses the conflict check counts as
     the question's focus and lost an answer (54 -> 53 of 73; docs/answers.md)."""
     m = _BOLD_LINE.match(line.strip())
     if not m:
-        return None
-    inner = (m.group("inner") or m.group("head") or "").strip().rstrip(":").strip()
-    words = inner.split()
-    if not inner or len(words) > _MAX_HEADING_WORDS or (inner.endswith((".", "?", "!")) and len(words) > 3):
-        return None
-    if any(c.isdigit() for c in _SECTION_NUMBER.sub("", inner)):
-        return None  # "**Phí cấp lại: 50.000 đồng/lần**" is a rule set in bold
-    return inner
+        return False
+    title = (m.group("inner") or m.group("head") or "").strip().rstrip(":").strip()
+    words = title.split()
+    if not title or len(words) > _MAX_TITLE_WORDS or (title.endswith((".", "?", "!")) and len(words) > 3):
+        return False
+    return not any(c.isdigit() for c in _SECTION_NUMBER.sub("", title))  # "**Phí: 50.000 đồng/lần**" is a rule
 
 
 def is_frame_line(line: str) -> bool:
@@ -189,8 +187,8 @@ def split_clauses(passages: Sequence[str]) -> list[Clause]:
             if _HEADING.match(line):
                 heading = _HEADING.sub("", line).strip()
                 continue
-            if bold_heading(line) is not None:
-                continue  # a section title in bold states no rule (not taken as the heading: see bold_heading)
+            if is_bold_title(line):
+                continue  # a section title in bold states no rule (not taken as the heading: see is_bold_title)
             line = _BULLET.sub("", line)
             number_match = _CLAUSE_NUMBER.match(line)
             number = number_match.group(0) if number_match else ""
