@@ -188,7 +188,7 @@ class Settings(_ServiceSettings):
     conflicts: bool = Field(True, description="Run the conflict check between retrieved passages.")
     conflict_similarity: float | None = Field(None, ge=-1, le=1, description="Same-topic gate; unset = calibrated.")
     resolve_conflicts: bool = True
-    conflict_partial: Literal["off", "values", "all"] = Field("off", description="Trim a superseded passage: 'values' (changed values), 'all', 'off' (set aside whole).")  # noqa: E501
+    conflict_partial: Literal["off", "amendments", "values", "all"] = Field("amendments", description="Trim a superseded passage: 'amendments' (values an amending document changed), 'values' (changed values), 'all', 'off' (set aside whole).")  # noqa: E501
     conflict_llm_check: bool = False
     conflict_focus_clauses: int = Field(6, ge=0, description="Resolve only conflicts about the N best clauses; 0 = all.")
 

@@ -70,7 +70,7 @@ from engines.conflicts import (
 )
 from engines.conflicts.claims import Facts, Passage, abolition_target_overlap, analyze, facts, numeric_evidence
 from engines.conflicts.crosslingual import CrossLanguage, cross_language_evidence
-from engines.conflicts.partial import stale_spans
+from engines.conflicts.partial import amends_in_part, stale_spans
 from engines.text import passage_language
 
 logger = logging.getLogger(__name__)
@@ -343,7 +343,7 @@ def _cluster(members: list[str], by_id: dict[str, Passage], pairs: tuple[Conflic
 
 
 #: ``partial`` modes: which losing passages keep the sentences that do not conflict on their own.
-PARTIAL_MODES = ("off", "values", "all")
+PARTIAL_MODES = ("off", "amendments", "values", "all")
 
 
 def partial_mode(partial: bool | str) -> str:
@@ -354,16 +354,20 @@ def partial_mode(partial: bool | str) -> str:
     return mode
 
 
-def _may_trim(cluster: Cluster, member: str, mode: str) -> bool:
+def _may_trim(cluster: Cluster, member: str, mode: str, winners: Sequence[Passage]) -> bool:
     """Whether ``member``, which lost ``cluster``, may be trimmed instead of set aside whole. ``"values"``:
     only when the newer passage changed values of it (every pair it is in is numeric) and inferred
     by date: an abolition, or a document that declares it replaces this one, replaces the whole
-    rule, including sentences that carry no value a sentence check could catch."""
+    rule, including sentences that carry no value a sentence check could catch. ``"amendments"``:
+    as ``"values"``, and only when the newer document presents itself as a change to parts of
+    another (``partial.amends_in_part``): a new price list or a new edition replaces the whole."""
     if mode == "all":
         return True
     if mode == "off" or cluster.basis != "date":
         return False
-    return {p.kind for p in cluster.pairs if member in (p.a, p.b)} == {"numeric"}
+    if {p.kind for p in cluster.pairs if member in (p.a, p.b)} != {"numeric"}:
+        return False
+    return mode == "values" or any(amends_in_part(w.title, w.text) for w in winners)
 
 
 def resolve(
@@ -409,7 +413,7 @@ def resolve(
                 for m in c.ids:
                     if by_id[m].source_key == winner_source:
                         continue
-                    spans = stale_spans(by_id[m], winners, detect_pairs) if _may_trim(c, m, mode) else None
+                    spans = stale_spans(by_id[m], winners, detect_pairs) if _may_trim(c, m, mode, winners) else None
                     if spans:
                         trimmed[m] = spans
                     else:

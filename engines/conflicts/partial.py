@@ -15,10 +15,36 @@ import numpy as np
 from engines.conflicts.claims import Passage, analyze
 from engines.conflicts.subjects import sentence_spans
 
-__all__ = ["stale_spans", "without_spans"]
+__all__ = ["amends_in_part", "stale_spans", "without_spans"]
+
+#: A title that presents its document as a change to parts of another: "Quyết định sửa đổi, bổ sung một số điều
+#: ...", "Thông báo điều chỉnh ...", "... gia hạn ...", "Amendment to ...", "Policy Update 2025". Not "bổ sung" as
+#: a noun's modifier ("điều khoản bổ sung BS-02", "khoản bổ sung").
+_AMENDING_TITLE = re.compile(
+    r"\b(?:sửa\s+đổi|(?<!khoản\s)bổ\s+sung|điều\s+chỉnh|thay\s+đổi|gia\s+hạn|cập\s+nhật|"
+    r"amend(?:s|ed|ing|ment)?|updates?|changes?\s+to|extension)\b",
+    re.IGNORECASE,
+)
+#: A sentence saying what the change leaves alone: "Các nội dung khác của Quy chế ... giữ nguyên", "Other
+#: provisions remain unchanged", "... remain in force"; or naming the parts it changes: "Sửa đổi khoản 1.2 Điều 1".
+_KEEPS_THE_REST = re.compile(
+    r"\b(?:(?:các|những)\s+(?:nội\s+dung|điều(?:\s+khoản)?|quy\s+định|khoản)\s+khác\b[^.\n]{0,160}?"
+    r"(?:giữ\s+nguyên|không\s+thay\s+đổi|(?:vẫn|tiếp\s+tục)\s+(?:còn\s+|có\s+)?hiệu\s+lực)|"
+    r"(?:sửa\s+đổi|bổ\s+sung)[,\s]+(?:bổ\s+sung\s+)?(?:điểm|khoản|điều|mục|phụ\s+lục)\s+[\dIVXa-z]|"
+    r"other\s+(?:provisions|terms|sections|clauses|rules)\b[^.\n]{0,120}?\bremain\s+(?:unchanged|in\s+(?:force|effect))|"
+    r"(?:section|clause|article|paragraph)\s+[\d.]+\s+is\s+amended)",
+    re.IGNORECASE,
+)
 
 #: Left of a passage after its stale sentences are cut, in words, below which it is set aside whole.
 MIN_WORDS_LEFT = 8
+
+
+def amends_in_part(title: str, text: str) -> bool:
+    """Whether a passage's document presents itself as a change to parts of another (its title), or the
+    passage says which parts it changes or that the rest stays. Such a document replaces the claims
+    it speaks to, not the older document's other rules (issue 14, partial supersession)."""
+    return bool(_AMENDING_TITLE.search(title) or _KEEPS_THE_REST.search(text))
 
 
 def stale_spans(loser: Passage, winners: Sequence[Passage], detect: Callable[..., list[Any]]

@@ -57,10 +57,11 @@ class ConflictPostprocessor(BaseNodePostprocessor):
     similarity_threshold: float = Field(default=DEFAULT_SIM_THRESHOLD, description=(
         "Same-topic gate on the passages' cosine; the composition root passes the embedder's calibrated value."))
     resolve_conflicts: bool = True
-    partial_supersession: bool | Literal["off", "values", "all"] = Field(default=False, description=(
+    partial_supersession: bool | Literal["off", "amendments", "values", "all"] = Field(default="amendments", description=(
         "Set aside only the sentences of a superseded passage that conflict with the newer one, "
         "not the whole passage (engines.conflicts.partial): 'all' (true), 'values' (only where the newer "
-        "passage changed values, inferred by date), 'off' (false)."))
+        "passage changed values, inferred by date), 'amendments' (as 'values', and only when the newer "
+        "document amends parts of another), 'off' (false)."))
     skip_years: bool = True
     llm: LLM | None = Field(default=None, exclude=True, description="Optional same-topic contradiction check.")
     question_focus: Callable[[str, list[NodeWithScore]], list[FocusClause]] | None = Field(

@@ -246,6 +246,42 @@ def test_a_passage_with_nothing_left_is_set_aside_whole():
     assert res.dropped_ids == ("old",) and res.trimmed == ()
 
 
+_OLD_RULES = ("Phí cấp lại thẻ thành viên là 50.000 đồng/lần. Thẻ được cấp trong vòng 3 ngày làm việc "
+              "kể từ khi nộp đủ hồ sơ tại quầy lễ tân.")
+
+
+@pytest.mark.parametrize("title, text, trimmed", [
+    ("Quyết định sửa đổi, bổ sung một số điều của Quy định cấp thẻ", "Phí cấp lại thẻ thành viên là 80.000 đồng/lần.",
+     True),
+    ("Notice of amendment to the card rules", "Phí cấp lại thẻ thành viên là 80.000 đồng/lần.", True),
+    ("Quyết định số 7/2024", "Phí cấp lại thẻ thành viên là 80.000 đồng/lần. Các nội dung khác của Quy định "
+     "ban hành kèm theo Quyết định số 3/2023 giữ nguyên.", True),
+    # a new fee schedule or edition replaces the whole older passage
+    ("Biểu phí dịch vụ thẻ năm 2024", "Phí cấp lại thẻ thành viên là 80.000 đồng/lần.", False),
+    # "bổ sung" naming a thing, not the act of amending
+    ("Quyết định ngừng cung cấp điều khoản bổ sung BS-02", "Phí cấp lại thẻ thành viên là 80.000 đồng/lần.", False),
+])
+def test_amendments_mode_trims_only_what_an_amending_document_changed(title, text, trimmed):
+    old = analyze("old", _OLD_RULES, dt.date(2023, 1, 1), source="rules-2023", title="Quy định cấp thẻ thành viên")
+    new = analyze("new", text, dt.date(2024, 6, 1), source="amend-2024", title=title)
+    pairs = detect_pairs([old, new], SAME_TOPIC, sim_threshold=0.5)
+    res = resolve([old, new], pairs, partial="amendments")
+    assert res.clusters and res.clusters[0].winner_id == "new"
+    if trimmed:
+        assert res.kept_ids == ("old", "new") and [i for i, _ in res.trimmed] == ["old"]
+    else:
+        assert res.dropped_ids == ("old",) and res.trimmed == ()
+    assert resolve([old, new], pairs, partial="off").dropped_ids == ("old",)
+
+
+def test_amendments_mode_sets_aside_a_declared_replacement_whole():
+    old = analyze("old", _OLD_RULES, dt.date(2023, 1, 1), source="rules-2023")
+    new = analyze("new", "Phí cấp lại thẻ thành viên là 80.000 đồng/lần.", dt.date(2024, 6, 1), source="amend-2024",
+                  title="Quyết định sửa đổi Quy định cấp thẻ", supersedes=("rules-2023",))
+    res = resolve([old, new], detect_pairs([old, new], SAME_TOPIC, sim_threshold=0.5), partial="amendments")
+    assert res.dropped_ids == ("old",) and res.clusters[0].basis == "supersedes"
+
+
 def test_a_table_cell_is_named_by_its_column_header():
     """The fee for applying in person, as a table cell and as a sentence: the same claim."""
     table = ("| Thủ tục | Nộp trực tiếp | Nộp trực tuyến |\n|---|---|---|\n"
