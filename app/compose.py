@@ -255,6 +255,7 @@ def _conflicts(parts: Parts) -> list[Any]:
         similarity_threshold=s.calibrated("conflict_similarity"),
         resolve_conflicts=s.resolve_conflicts,
         partial_supersession=s.conflict_partial,
+        replaced_by=parts.retrieval.replaced_by if s.conflict_replaced else None,
         llm=parts.models.llm if s.conflict_llm_check else None,
         question_focus=QuestionFocus(parts.models.embed_model, k=s.conflict_focus_clauses,
                                      config=_extract_config(s), clause_vectors=parts.clause_vectors)

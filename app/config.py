@@ -189,6 +189,7 @@ class Settings(_ServiceSettings):
     conflict_similarity: float | None = Field(None, ge=-1, le=1, description="Same-topic gate; unset = calibrated.")
     resolve_conflicts: bool = True
     conflict_partial: Literal["off", "amendments", "values", "all"] = Field("amendments", description="Trim a superseded passage: 'amendments' (values an amending document changed), 'values' (changed values), 'all', 'off' (set aside whole).")  # noqa: E501
+    conflict_replaced: bool = Field(True, description="Set aside a replaced document's passages when its replacement's are retrieved too.")  # noqa: E501
     conflict_llm_check: bool = False
     conflict_focus_clauses: int = Field(6, ge=0, description="Resolve only conflicts about the N best clauses; 0 = all.")
 

@@ -28,6 +28,7 @@ from engines.errors import IndexUnavailable
 from engines.gate_calibration import METHOD as GATE_METHOD
 from engines.gate_calibration import measure_corpus
 from engines.io import exclusive_lock
+from engines.replacements import READING as REPLACEMENTS_READING
 from engines.replacements import documents_from_chunks, find_replacements
 from engines.store import Manifest, iter_chunks, publish, read_bm25_pointer, rebuild_bm25
 from engines.text import language_shares, searchable_text
@@ -192,6 +193,8 @@ def ingest_documents(
     if report.changed or manifest.corpus_hash != store_hash or not bm25_dir:
         bm25_dir = rebuild_bm25(collection, index_dir)
     gate, languages, replacements = manifest.gate, manifest.languages, manifest.replacements
+    if manifest.replacements_reading != REPLACEMENTS_READING:
+        replacements = None  # read by an older detector: read again
     changed = store_hash != manifest.corpus_hash
     measure_gate = calibrate_gate and (changed or gate.get("method") != GATE_METHOD)
     if changed or not languages or measure_gate or replacements is None:  # one read of the store serves all
@@ -226,6 +229,7 @@ def ingest_documents(
         gate=gate,
         languages=languages,
         replacements=replacements or [],
+        replacements_reading=REPLACEMENTS_READING,
         companion=companion_info,
     )
     new_manifest.save(index_dir)

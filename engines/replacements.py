@@ -25,7 +25,12 @@ from typing import Any
 from engines.document_names import cited_title, dated_references, effective_dates, title_words
 from engines.text import normalize
 
-__all__ = ["DocumentText", "Replacement", "find_replacements", "replaced_documents", "documents_from_chunks", "names_in"]
+__all__ = ["READING", "DocumentText", "Replacement", "find_replacements", "replaced_documents", "documents_from_chunks", "names_in"]
+
+
+#: Raised whenever what :func:`find_replacements` finds changes: ingest reads an index's documents again
+#: when its manifest was written by another reading (2: a same-day document is never the one replaced).
+READING = 2
 
 
 @dataclass(frozen=True)
@@ -247,8 +252,8 @@ def _text_replacements(doc: DocumentText, names: Mapping[str, str], dates: Mappi
         mentions = _mentions(sentence, targets, dated.in_sentence(sentence, doc.doc_id))
         for cue in cues:
             for old, named in _references(sentence, cue, mentions, dated.titles):
-                if old in found or (doc.date and dates.get(old) and dates[old] > doc.date):
-                    continue  # an older document cannot replace a newer one
+                if old in found or (doc.date and dates.get(old) and dates[old] >= doc.date):
+                    continue  # only an older document can be replaced (a same-day date is the new one's own)
                 found[old] = Replacement(old, doc.doc_id, "text", sentence[:300])
     return list(found.values())
 

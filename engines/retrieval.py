@@ -74,6 +74,7 @@ class Retrieval:
         self.leave_out_replaced = leave_out_replaced
         self.replacements: tuple[Mapping[str, Any], ...] = ()
         self.replaced: frozenset[str] = frozenset()
+        self._replaced_by: dict[str, dict[str, str]] = {}
         self._set_replacements(replacements)
         self.embed_model = embed_model
         self.config = config
@@ -94,6 +95,15 @@ class Retrieval:
     def _set_replacements(self, replacements: Sequence[Mapping[str, Any]]) -> None:
         self.replacements = tuple(replacements) if self.leave_out_replaced else ()
         self.replaced = replaced_documents(self.replacements)
+        by: dict[str, dict[str, str]] = {}
+        for r in replacements:
+            by.setdefault(str(r["old"]), {})[str(r["new"])] = str(r.get("evidence") or r.get("basis") or "")
+        self._replaced_by = by
+
+    def replaced_by(self) -> Mapping[str, Mapping[str, str]]:
+        """Every whole-document replacement of the index (the manifest's, whether or not retrieval leaves
+        replaced documents out): old doc id -> {new doc id: the words that say so}."""
+        return self._replaced_by
 
     def replaced_for(self, query: str) -> frozenset[str]:
         """The replaced documents to leave out for ``query``: all but those it names ("what about v1.2?")."""

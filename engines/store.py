@@ -56,6 +56,8 @@ class Manifest:
     languages: dict[str, float] = field(default_factory=dict)
     #: documents another one replaces as a whole (engines.replacements): left out of retrieval; None: not read yet
     replacements: list[dict[str, str]] | None = None
+    #: the reading that found them (``engines.replacements.READING``): an index read by an older one is read again
+    replacements_reading: int = 0
     #: the second embedder's collection for English chunks (engines.companion): {"model", "collection", "n_chunks"}
     companion: dict[str, Any] = field(default_factory=dict)
     packages: dict[str, str] = field(default_factory=dict)

@@ -88,7 +88,7 @@ __all__ = [
 ]
 
 
-ConflictKind = Literal["numeric", "negation"]
+ConflictKind = Literal["numeric", "negation", "replaced"]
 ClusterKind = Literal["temporal", "unresolved"]
 
 

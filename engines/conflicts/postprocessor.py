@@ -8,11 +8,12 @@ did in a :class:`ConflictReport` that the turn record, the REPL and the evaluati
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -34,6 +35,7 @@ from engines.conflicts.graph import (
 )
 from engines.conflicts.partial import without_spans
 from engines.conflicts.relevance import DEFAULT_MIN_TARGET_OVERLAP, FocusClause, split_by_question
+from engines.conflicts.replaced import replaced_pairs
 from engines.conflicts.report import ConflictReport, build_report
 from engines.documents import split_ids
 from engines.postprocess import PostprocessOutcome
@@ -71,6 +73,10 @@ class ConflictPostprocessor(BaseNodePostprocessor):
     cross_language: CrossLanguage | None = Field(default=None, exclude=True, description=(
         "Passages in two languages compared claim by claim with a multilingual embedder "
         "(engines.conflicts.claim_vectors.cross_language); None: only by their words."))
+    replaced_by: Callable[[], Mapping[str, Mapping[str, str]]] | None = Field(
+        default=None, exclude=True, description=("The index's whole-document replacements (old doc id -> {new doc id: "
+        "evidence}; ``Retrieval.replaced_by``): a replaced document's passages are set aside when a passage of its "
+        "replacement is retrieved too (engines.conflicts.replaced). None: only detected conflicts count."))
     cache_size: int = Field(default=4096, ge=0, description="Parsed passages kept (chunks recur across turns).")
 
     _analyzed: LRUCache = PrivateAttr()
@@ -110,6 +116,9 @@ class ConflictPostprocessor(BaseNodePostprocessor):
         if pairs and self.question_focus is not None and query_bundle is not None:
             focus = self.question_focus(query_bundle.query_str, nodes)
             pairs, unrelated = split_by_question(pairs, passages, focus, min_target_overlap=self.focus_target_overlap)
+        if self.replaced_by is not None:
+            passages, declared = _with_replacements(passages, similarity, self.replaced_by())
+            pairs = pairs + declared
         resolution = resolve(passages, pairs, resolve_conflicts=self.resolve_conflicts,
                              partial=self.partial_supersession)
         kept = set(resolution.kept_ids)
@@ -191,6 +200,25 @@ class ConflictPostprocessor(BaseNodePostprocessor):
                 if verdict.strip().upper().startswith("NO"):
                     extra.append(ConflictPair(a.id, b.id, "llm", ("LLM: cannot both be true",), float(similarity[i, j])))
         return extra, calls
+
+
+def _with_replacements(passages: list[Passage], similarity: np.ndarray, replaced_by: Mapping[str, Mapping[str, str]]
+                       ) -> tuple[list[Passage], list[ConflictPair]]:
+    """``passages`` with each replacement's passages declaring the documents they replace, and one
+    "replaced" pair per replaced passage (to a passage of its replacement), for :func:`resolve`."""
+    found = replaced_pairs(passages, replaced_by)
+    if not found:
+        return passages, []
+    index = {p.id: i for i, p in enumerate(passages)}
+    declares: dict[str, list[str]] = {}
+    pairs = []
+    for old, new, evidence in found:
+        declares.setdefault(new, []).append(passages[index[old]].source_key)
+        a, b = sorted((old, new), key=index.__getitem__)
+        pairs.append(ConflictPair(a, b, "replaced", (evidence[:200],), float(similarity[index[a], index[b]])))
+    passages = [dataclasses.replace(p, supersedes=tuple(dict.fromkeys((*p.supersedes, *declares[p.id]))))
+                if p.id in declares else p for p in passages]
+    return passages, pairs
 
 
 def _trimmed(nws: NodeWithScore, text: str, spans: tuple[tuple[int, int], ...]) -> NodeWithScore:

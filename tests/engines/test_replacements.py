@@ -73,6 +73,14 @@ def test_an_older_document_never_replaces_a_newer_one() -> None:
     assert _pairs(OLD_TARIFF, older) == set()
 
 
+def test_a_document_of_the_same_day_is_never_the_one_replaced() -> None:
+    """"Ban hành kèm theo Quyết định số 31/2024 ngày 01/05/2024; thay thế Quyết định số 14/2022": the date is
+    the new document's own, so a companion document issued that day is not what it replaces."""
+    companion = DocumentText("meter-guide-en", "Meter Installation Guide", "How to book an installation.", "2024-05-01")
+    new = _new("Ban hành kèm theo Quyết định số 31/2024/QĐ-CNS ngày 01/05/2024; thay thế Quyết định số 14/2022/QĐ-CNS.")
+    assert _pairs(OLD_TARIFF, companion, new) == {("tariff-2022", "tariff-2024")}
+
+
 def test_english_supersedes_by_code_and_versions_in_titles() -> None:
     old = DocumentText("vpn-v1", "Remote Access Standard (version 1.3)", "Standard NET-RA-01. Use the VPN.", "2023-01-01")
     new = DocumentText("vpn-v2", "Remote Access Standard (version 2.0)", "Use the zero-trust client.", "2024-01-01")
@@ -124,6 +132,13 @@ def test_ingest_records_replacements_and_retrieval_leaves_the_old_document_out(t
     said = session.run_until("assemble", "Phí lắp đặt đồng hồ nước là bao nhiêu?", chat_history=[]).conflicts
     assert said["replaced"][0]["old"] == "meter-fee-2022"
     assert "[meter-fee-2022]" in said["summary"] and "[meter-fee-2024]" in said["summary"] and "14/2022" in said["summary"]
+
+    # an index whose replacements an older reading found is read again on the next ingest
+    manifest = Manifest.load(tmp_path / "index")
+    manifest.replacements, manifest.replacements_reading = [], 0
+    manifest.save(tmp_path / "index")
+    ingest_path(settings, corpus, embed_model=HashEmbedding())
+    assert [r["old"] for r in Manifest.load(tmp_path / "index").replacements] == ["meter-fee-2022"]
 
     # the replacing document removed: the old one is current again
     (corpus / "meter-fee-2024.md").unlink()

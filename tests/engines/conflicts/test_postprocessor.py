@@ -218,3 +218,23 @@ def test_values_mode_trims_a_changed_value_but_sets_an_abolished_rule_aside_whol
     declared.node.metadata["supersedes"] = "api-v1"
     replaced = ConflictPostprocessor(partial_supersession="values").postprocess_with_report([old_api, declared], None, "en")
     assert [n.node.node_id for n in replaced.nodes] == ["api-v2"]  # a declared replacement replaces it whole
+
+
+def test_a_replaced_documents_passages_are_set_aside_when_its_replacement_is_retrieved():
+    """No value pair between them: the old guide's other clause only falls because the newer guide,
+    which the index knows replaces it, is retrieved too; without the newer guide it stays."""
+    old = node("card#0", "Hồ sơ gồm giấy đề nghị mẫu TD-01 và bản sao căn cước.", "2022-01-01", [0.0, 0.0, 1.0],
+               doc_id="card-guide-2022")
+    new = node("card#1", "Khách hàng nộp hồ sơ qua ứng dụng trong vòng 90 ngày.", "2024-01-01", [0.0, 1.0, 0.0],
+               doc_id="card-guide-2024")
+    other = node("api-v2", "The public API rate limit is 500 requests per minute.", "2023-09-01", [1.0, 0.0, 0.0])
+    replaced = {"card-guide-2022": {"card-guide-2024": "supersedes: card-guide-2022"}}
+    check = ConflictPostprocessor(embed_model=NoEmbedding(), replaced_by=lambda: replaced)
+    outcome = check.postprocess_with_report([old, new, other], QueryBundle("q"), "vi")
+    assert [n.node.node_id for n in outcome.nodes] == ["card#1", "api-v2"]
+    assert [d["doc_id"] for d in outcome.report["dropped"]] == ["card-guide-2022"]
+    assert "[card-guide-2024] (2024-01-01) ghi rõ là thay thế" in outcome.report["summary"]
+    alone = check.postprocess_with_report([old, other], QueryBundle("q"), "vi")
+    assert [n.node.node_id for n in alone.nodes] == ["card#0", "api-v2"]
+    unaware = ConflictPostprocessor(embed_model=NoEmbedding()).postprocess_with_report([old, new, other], QueryBundle("q"), "vi")
+    assert len(unaware.nodes) == 3
