@@ -155,6 +155,7 @@ class Settings(_ServiceSettings):
     clause_passage_weight: float = Field(0.0, ge=0, description="extract mode: bonus for clauses of better-ranked passages.")
     clause_range_weight: float = Field(DEFAULT_RANGE_WEIGHT, ge=0, description="extract mode: a range holding the asked number.")
     clause_count_weight: float = Field(DEFAULT_COUNT_WEIGHT, ge=0, description="extract mode: a clause stating a number of what the question counts.")
+    clause_bold_headings: bool = Field(True, description="extract mode: a bold section title is the heading of the clauses below it.")  # noqa: E501
     clause_fallback_words: bool = Field(True, description="extract mode: after a condense fallback, quote by the follow-up's words.")
     max_quoted_clauses: int = Field(3, ge=1, le=10, description="extract mode: clauses quoted at most.")
     max_context_chars: int = Field(3500, ge=500, description="Context budget for the answer prompt; "

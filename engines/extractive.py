@@ -45,6 +45,9 @@ _BULLET = re.compile(r"^\s*(?:[-*•+]\s+)")
 #: "2.1. " / "3) " / "(a) " at the start of a line: kept with the clause, never a sentence end.
 _CLAUSE_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*[.)]|\([a-zđ0-9]\))\s+", re.IGNORECASE)
 _MIN_CLAUSE_CHARS = 20
+#: A shorter line is a clause when it gives a label a quantity, a number with its unit ("Sinh đẻ: 270 ngày;", "Ô tô:
+#: 50.000 đ"); a bare number after a label is an identifier ("Mã đơn vị: 0932."), not a rule.
+_LABELLED_VALUE = re.compile(r"^[^\W\d_][^:：]{1,40}[:：]\s*\d[\d.,]*\s*[^\W\d_]")
 #: Lines of an administrative document's frame that state no rule: its number and place-date line
 #: ("Số: 12/2025/QĐ-X — Hà Nội, ngày ..."), the legal bases and the proposal it answers ("Căn cứ ...",
 #: "Xét đề nghị ..."), the salutation and distribution list ("Kính gửi: ...", "Nơi nhận: ..."). Quoted, they take the place of a clause.
@@ -63,20 +66,19 @@ _LEAD_IN = re.compile(r"(?iu)(?<!\w)(?:thông\s+báo|quyết\s+định|như\s+sa
 _MAX_FRAME_CAPITALS_WORDS = 10
 
 
-def is_bold_title(line: str) -> bool:
-    """A bold-only line that is a section title; a bold label before a rule ("**Điều 3.** Phòng ... chịu
-    trách nhiệm"), a bold sentence and a bold rule with a value are not. Quoted, such a title took the
-    place of a clause ("Quyền lợi nha khoa và thai sản**"), so it is never one. It is not made the
-    clauses' heading either: on held-out dev that changed which clauses the conflict check counts as
-    the question's focus and lost an answer (54 -> 53 of 73; docs/answers.md)."""
+def bold_title(line: str) -> str:
+    """The title of a bold-only line that is a section title, "" for any other line: a bold label before a
+    rule ("**Điều 3.** Phòng ... chịu trách nhiệm"), a bold sentence and a bold rule with a value are no
+    title. Quoted, such a title took the place of a clause ("Quyền lợi nha khoa và thai sản**"), so it is
+    never one."""
     m = _BOLD_LINE.match(line.strip())
     if not m:
-        return False
+        return ""
     title = (m.group("inner") or m.group("head") or "").strip().rstrip(":").strip()
     words = title.split()
     if not title or len(words) > _MAX_TITLE_WORDS or (title.endswith((".", "?", "!")) and len(words) > 3):
-        return False
-    return not any(c.isdigit() for c in _SECTION_NUMBER.sub("", title))  # "**Phí: 50.000 đồng/lần**" is a rule
+        return ""
+    return "" if any(c.isdigit() for c in _SECTION_NUMBER.sub("", title)) else title  # "**Phí: 50.000 đồng**" is a rule
 
 
 def is_frame_line(line: str) -> bool:
@@ -142,6 +144,9 @@ class ExtractConfig:
     #: clauses' words are matched against the follow-up alone: the subject's words would pick clauses
     #: for the earlier question's ask. Meaning is still matched against the whole composed query.
     fallback_words_from_message: bool = True
+    #: A bold section title is the heading of the clauses below it (``split_clauses``). The conflict
+    #: check's question focus leaves it off: there it lost a held-out dev answer (docs/answers.md).
+    bold_headings: bool = False
 
 
 class ClauseVectorCache:
@@ -172,9 +177,10 @@ class ClauseVectorCache:
         return np.stack([found[t] for t in texts]) if texts else np.zeros((0, 0))
 
 
-def split_clauses(passages: Sequence[str]) -> list[Clause]:
+def split_clauses(passages: Sequence[str], bold_headings: bool = False) -> list[Clause]:
     """Sentences of each passage, skipping headings (kept as context), fragments and repeats
-    (overlapping chunks of one document hold the same sentence twice)."""
+    (overlapping chunks of one document hold the same sentence twice). ``bold_headings``: a bold
+    section title ("**Điều 6. Thời gian chờ**") is the heading of the clauses below it, as a Markdown one is."""
     clauses: list[Clause] = []
     seen: set[str] = set()
     for index, passage in enumerate(passages):
@@ -187,15 +193,17 @@ def split_clauses(passages: Sequence[str]) -> list[Clause]:
             if _HEADING.match(line):
                 heading = _HEADING.sub("", line).strip()
                 continue
-            if is_bold_title(line):
-                continue  # a section title in bold states no rule (not taken as the heading: see is_bold_title)
+            if title := bold_title(line):
+                heading = title if bold_headings else heading
+                continue  # a section title in bold states no rule
             line = _BULLET.sub("", line)
             number_match = _CLAUSE_NUMBER.match(line)
             number = number_match.group(0) if number_match else ""
             for i, sentence in enumerate(_SENTENCE_END.split(line[len(number):])):
                 sentence = ((number if i == 0 else "") + sentence).strip()
                 key = " ".join(sentence[len(number) if i == 0 else 0:].lower().split())
-                if len(sentence) >= _MIN_CLAUSE_CHARS and key not in seen and not is_frame_line(sentence):
+                if ((len(sentence) >= _MIN_CLAUSE_CHARS or _LABELLED_VALUE.match(sentence)) and key not in seen
+                        and not is_frame_line(sentence)):
                     seen.add(key)
                     clauses.append(Clause(sentence, index, position, heading))
                     position += 1
@@ -278,8 +286,16 @@ def compose_answer(chosen: Sequence[tuple[Clause, float]], titles: Sequence[str]
     lines = [INTROS.get(language, INTROS["en"])]
     for clause, _ in chosen:
         title = _title(titles, clause)
-        lines.append(f"- {clause.text}" + (f" ({title})" if title else ""))
+        lines.append(f"- {_with_heading(clause)}" + (f" ({title})" if title else ""))
     return "\n".join(lines)
+
+
+def _with_heading(clause: Clause) -> str:
+    """A short labelled value ("Sinh đẻ: 270 ngày;", "Bệnh có sẵn: 365 ngày;") says what it is only under its
+    heading: quoted with it."""
+    if clause.heading and len(clause.text) < 2 * _MIN_CLAUSE_CHARS and _LABELLED_VALUE.match(clause.text):
+        return f"{clause.heading} — {clause.text}"
+    return clause.text
 
 
 def slot_scores(query: str, clauses: Sequence[Clause], weight: float) -> list[float]:
@@ -295,7 +311,7 @@ def rank_clauses(query: str, passages: Sequence[str], titles: Sequence[str],
                  config: ExtractConfig = ExtractConfig(), words: str | None = None) -> tuple[list[Clause], list[float]]:
     """Every clause of ``passages`` with its score: meaning (one batched ``similarity`` call),
     words (BM25 over the clauses, of ``words`` when given, else of ``query``) and the asked-for kind of fact."""
-    clauses = split_clauses(passages)
+    clauses = split_clauses(passages, config.bold_headings)
     if not clauses:
         return [], []
     texts = [scoring_text(c, _title(titles, c)) for c in clauses]

@@ -71,6 +71,20 @@ def test_a_section_title_in_bold_is_never_quoted():
     ]
 
 
+def test_a_bold_section_title_heads_the_clauses_below_it_when_asked():
+    """"- Sinh đẻ: 270 ngày;" alone does not say it is a waiting period; under its bold title it does."""
+    rules = "\n\n".join(["**Điều 6. Thời gian chờ**", "- Bệnh đặc biệt: 90 ngày;", "- Sinh đẻ: 270 ngày;",
+                           "## Điều 7. Đồng chi trả", "Đồng chi trả 20% chi phí ngoại trú."])
+    assert [(c.text, c.heading) for c in ex.split_clauses([rules], bold_headings=True)] == [
+        ("Bệnh đặc biệt: 90 ngày;", "Điều 6. Thời gian chờ"), ("Sinh đẻ: 270 ngày;", "Điều 6. Thời gian chờ"),
+        ("Đồng chi trả 20% chi phí ngoại trú.", "Điều 7. Đồng chi trả")]
+    assert [c.heading for c in ex.split_clauses([rules])][:2] == ["", ""]
+    chosen = [(c, 1.0) for c in ex.split_clauses([rules], bold_headings=True)[1:]]
+    assert ex.compose_answer(chosen, ["Quy tắc bảo hiểm"], "vi").splitlines()[1:] == [
+        "- Điều 6. Thời gian chờ — Sinh đẻ: 270 ngày; (Quy tắc bảo hiểm)",  # short: says what it is with its heading
+        "- Đồng chi trả 20% chi phí ngoại trú. (Quy tắc bảo hiểm)"]
+
+
 @pytest.mark.parametrize("line", [
     "Căn cứ Thông báo chương trình học bổng ngày 01/07/2024, Giám đốc Cơ sở Hải Châu thông báo:",
     "Nhằm tạo thuận lợi cho người bệnh, Bệnh viện thông báo điều chỉnh Điều 4 Quy định đặt lịch như sau:",
