@@ -237,7 +237,8 @@ def _points_at_a_noun(question: str, match: re.Match) -> bool:
 #: The frame of a question, not its subject: a Vietnamese question ends in it ("... bao nhiêu
 #: ngày?", "... là gì?", "... không?"), an English one starts with it ("What is the ...").
 _VI_ASK_TAIL = re.compile(
-    r"(?iu)(?:\s+(?:là|được|có|thì))?\s+(?:bao nhiêu|bao lâu|bao giờ|khi nào|thế nào|như thế nào|ra sao|"
+    r"(?iu)(?:\s+(?:là|được|có|thì))?(?:\s+(?:tối đa|tối thiểu|ít nhất|nhiều nhất|trong vòng|trong|mất|khoảng))?"
+    r"\s+(?:bao nhiêu|bao lâu|bao giờ|khi nào|thế nào|như thế nào|ra sao|"
     r"là gì|gì|nào|mấy|ở đâu|đâu|hay không|phải không|không|chưa)(?:\s+\w+)?\s*[?？.!]*\s*$")
 _VI_ASK_HEAD = re.compile(r"(?iu)^\s*(?:có phải|liệu|khi nào|bao giờ|vì sao|tại sao|ai|ở đâu|có)\s+")
 _EN_ASK_HEAD = re.compile(
@@ -253,7 +254,8 @@ _EN_CONDITION = re.compile(r"(?iu)^\s*(?:what\s+(?:happens\s+)?)?(?:if|when|in\s
 #: A Vietnamese ask inside a question ("... đóng học phí bao nhiêu một tín chỉ?"): what comes before it is
 #: the subject (a chain of follow-ups keeps at most :data:`MAX_SUBJECT_WORDS`, so an ask cut there would
 #: leave half of it: "... bảo hiểm bao: ...").
-_VI_ASK_INSIDE = re.compile(r"(?iu)\s(?:(?:là|thì|được|có)\s+)?(?:bao nhiêu|bao lâu|bao xa|bao giờ|khi nào|thế nào|như thế nào|ra sao|là gì|"
+_VI_ASK_INSIDE = re.compile(r"(?iu)\s(?:(?:là|thì|được|có)\s+)?(?:(?:tối đa|tối thiểu|ít nhất|nhiều nhất|trong vòng|"
+                            r"trong|mất|khoảng)\s+)?(?:bao nhiêu|bao lâu|bao xa|bao giờ|khi nào|thế nào|như thế nào|ra sao|là gì|"
                             r"ở đâu|mấy)(?=\s|[?？.!,]|$)")
 #: References to something said before, replaced by the subject they stand for.
 _ANAPHOR = re.compile(r"(?iu)(?<!\w)(cái đó|cái này|cái kia|điều đó|điều này|việc đó|việc này|loại đó|gói đó|khoản đó|"

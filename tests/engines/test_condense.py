@@ -190,6 +190,10 @@ def test_a_follow_up_that_names_a_code_is_its_own_subject():
     ("What is the API rate limit in version 1.2?", "API rate limit in version 1.2"),
     # the ask inside a Vietnamese question, not only at its end
     ("Nhân viên kho đóng bảo hiểm bao nhiêu phần trăm lương mỗi tháng?", "Nhân viên kho đóng bảo hiểm"),
+    # "at most", "how long it takes": the ask's, not the subject's
+    ("Bảo vệ được trực ca đêm tối đa bao nhiêu ca mỗi tháng?", "Bảo vệ được trực ca đêm"),
+    ("Cấp lại thẻ thư viện mất bao lâu?", "Cấp lại thẻ thư viện"),
+    ("Hồ sơ xin học bổng nộp trong vòng mấy ngày?", "Hồ sơ xin học bổng nộp"),
     # English: the condition is the subject; openers, "how do I", "does it cost to" are frame
     ("And if the parcel arrives damaged?", "the parcel arrives damaged"),
     ("If I cancel the booking two days before, how much is refunded?", "I cancel the booking two days before"),
