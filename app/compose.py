@@ -48,6 +48,7 @@ from engines.models.registry import (
     embedding_model_id,
     is_calibrated,
 )
+from engines.neighbours import NeighbourChunks
 from engines.pipeline import Pipeline
 from engines.record import TurnLog
 from engines.refusal import RelevanceGate
@@ -66,6 +67,7 @@ from engines.store import (
     Index,
     Manifest,
     bm25_from_store,
+    fetch_chunks,
     fetch_embeddings,
     get_collection,
     load_bm25,
@@ -245,6 +247,11 @@ def _extract_config(s: Settings) -> ExtractConfig:
                          fallback_words_from_message=s.clause_fallback_words, bold_headings=s.clause_bold_headings)
 
 
+def _neighbours(parts: Parts) -> list[Any]:
+    n = parts.settings.neighbour_chunks
+    return [NeighbourChunks(top_n=n, fetch=partial(fetch_chunks, parts.index.collection))] if n else []
+
+
 def _conflicts(parts: Parts) -> list[Any]:
     s = parts.settings
     if not s.conflicts:
@@ -312,7 +319,7 @@ STEP_BUILDERS: dict[str, StepBuilder] = {
     "retrieve": lambda p: RetrieveStep(p.retrieval, embed_model=p.models.embed_model),
     "gate": lambda p: GateStep(RelevanceGate(gate_threshold(p.settings, p.index.manifest), p.settings.refusal_min_bm25,
                                              p.settings.calibrated("refusal_english_offset"))),
-    "assemble": lambda p: AssembleStep(_conflicts(p)),
+    "assemble": lambda p: AssembleStep([*_neighbours(p), *_conflicts(p)]),
     "answer": _answer,
     "check": _check,
 }

@@ -185,6 +185,8 @@ class Settings(_ServiceSettings):
     include_inactive: bool = Field(False, description="Let documents marked active: false into retrieval.")
     leave_out_replaced: bool = Field(False, description="Leave out documents another one replaces, unless named.")
 
+    neighbour_chunks: int = Field(1, ge=0, description="Add the chunks before and after the N best passages as answer candidates; 0 = off.")  # noqa: E501
+
     # conflicts
     conflicts: bool = Field(True, description="Run the conflict check between retrieved passages.")
     conflict_similarity: float | None = Field(None, ge=-1, le=1, description="Same-topic gate; unset = calibrated.")
