@@ -155,7 +155,7 @@ class Settings(_ServiceSettings):
     clause_passage_weight: float = Field(0.0, ge=0, description="extract mode: bonus for clauses of better-ranked passages.")
     clause_range_weight: float = Field(DEFAULT_RANGE_WEIGHT, ge=0, description="extract mode: a range holding the asked number.")
     clause_count_weight: float = Field(DEFAULT_COUNT_WEIGHT, ge=0, description="extract mode: a clause stating a number of what the question counts.")
-    clause_bold_headings: bool = Field(True, description="extract mode: a bold section title is the heading of the clauses below it.")  # noqa: E501
+    clause_bold_headings: bool = Field(False, description="extract mode: a bold section title is the heading of the clauses below it.")  # noqa: E501
     clause_fallback_words: bool = Field(True, description="extract mode: after a condense fallback, quote by the follow-up's words.")
     max_quoted_clauses: int = Field(3, ge=1, le=10, description="extract mode: clauses quoted at most.")
     max_context_chars: int = Field(3500, ge=500, description="Context budget for the answer prompt; "
@@ -185,14 +185,14 @@ class Settings(_ServiceSettings):
     include_inactive: bool = Field(False, description="Let documents marked active: false into retrieval.")
     leave_out_replaced: bool = Field(False, description="Leave out documents another one replaces, unless named.")
 
-    neighbour_chunks: int = Field(1, ge=0, description="Add the chunks before and after the N best passages as answer candidates; 0 = off.")  # noqa: E501
+    neighbour_chunks: int = Field(0, ge=0, description="Add the chunks before and after the N best passages as answer candidates; 0 = off.")  # noqa: E501
 
     # conflicts
     conflicts: bool = Field(True, description="Run the conflict check between retrieved passages.")
     conflict_similarity: float | None = Field(None, ge=-1, le=1, description="Same-topic gate; unset = calibrated.")
     resolve_conflicts: bool = True
-    conflict_partial: Literal["off", "amendments", "values", "all"] = Field("amendments", description="Trim a superseded passage: 'amendments' (values an amending document changed), 'values' (changed values), 'all', 'off' (set aside whole).")  # noqa: E501
-    conflict_replaced: bool = Field(True, description="Set aside a replaced document's passages when its replacement's are retrieved too.")  # noqa: E501
+    conflict_partial: Literal["off", "amendments", "values", "all"] = Field("off", description="Trim a superseded passage: 'amendments' (values an amending document changed), 'values' (changed values), 'all', 'off' (set aside whole).")  # noqa: E501
+    conflict_replaced: bool = Field(False, description="Set aside a replaced document's passages when its replacement's are retrieved too.")  # noqa: E501
     conflict_llm_check: bool = False
     conflict_focus_clauses: int = Field(6, ge=0, description="Resolve only conflicts about the N best clauses; 0 = all.")
 

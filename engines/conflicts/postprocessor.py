@@ -59,7 +59,7 @@ class ConflictPostprocessor(BaseNodePostprocessor):
     similarity_threshold: float = Field(default=DEFAULT_SIM_THRESHOLD, description=(
         "Same-topic gate on the passages' cosine; the composition root passes the embedder's calibrated value."))
     resolve_conflicts: bool = True
-    partial_supersession: bool | Literal["off", "amendments", "values", "all"] = Field(default="amendments", description=(
+    partial_supersession: bool | Literal["off", "amendments", "values", "all"] = Field(default=False, description=(
         "Set aside only the sentences of a superseded passage that conflict with the newer one, "
         "not the whole passage (engines.conflicts.partial): 'all' (true), 'values' (only where the newer "
         "passage changed values, inferred by date), 'amendments' (as 'values', and only when the newer "
