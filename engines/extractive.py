@@ -32,7 +32,7 @@ from engines.text import normalize
 #: capitals included). Decimal commas/points ("8,5%", "4.2") never have a space after them.
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-ZĐÀ-ỸÂĂÊÔƠƯ0-9\"“(])")
 _HEADING = re.compile(r"^\s*#+\s*")
-#: A line in bold and nothing else ("**Điều 6. Thời gian chờ**", "__Scope:__"): a section title in documents
+#: A line in bold and nothing else ("**Điều 4. Thời hạn bảo hành**", "__Scope:__"): a section title in documents
 #: converted from word processors, which mark sections in bold instead of with "#". A chunk may cut
 #: one in two, so one end's markers suffice ("Phạm vi áp dụng**" opens a chunk).
 _BOLD_LINE = re.compile(r"^(?:\*\*|__)?(?P<inner>[^*_]+?)(?:\*\*|__)\s*:?\s*$|^(?:\*\*|__)(?P<head>[^*_]+?)\s*:?\s*$")
@@ -45,8 +45,8 @@ _BULLET = re.compile(r"^\s*(?:[-*•+]\s+)")
 #: "2.1. " / "3) " / "(a) " at the start of a line: kept with the clause, never a sentence end.
 _CLAUSE_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*[.)]|\([a-zđ0-9]\))\s+", re.IGNORECASE)
 _MIN_CLAUSE_CHARS = 20
-#: A shorter line is a clause when it gives a label a quantity, a number with its unit ("Sinh đẻ: 270 ngày;", "Ô tô:
-#: 50.000 đ"); a bare number after a label is an identifier ("Mã đơn vị: 0932."), not a rule.
+#: A shorter line is a clause when it gives a label a quantity, a number with its unit ("Pin: 12 tháng;", "Ô tô:
+#: 50.000 đ"); a bare number after a label is an identifier ("Mã cửa hàng: 0415."), not a rule.
 _LABELLED_VALUE = re.compile(r"^[^\W\d_][^:：]{1,40}[:：]\s*\d[\d.,]*\s*[^\W\d_]")
 #: Lines of an administrative document's frame that state no rule: its number and place-date line
 #: ("Số: 12/2025/QĐ-X — Hà Nội, ngày ..."), the legal bases and the proposal it answers ("Căn cứ ...",
@@ -180,7 +180,7 @@ class ClauseVectorCache:
 def split_clauses(passages: Sequence[str], bold_headings: bool = False) -> list[Clause]:
     """Sentences of each passage, skipping headings (kept as context), fragments and repeats
     (overlapping chunks of one document hold the same sentence twice). ``bold_headings``: a bold
-    section title ("**Điều 6. Thời gian chờ**") is the heading of the clauses below it, as a Markdown one is."""
+    section title ("**Điều 4. Thời hạn bảo hành**") is the heading of the clauses below it, as a Markdown one is."""
     clauses: list[Clause] = []
     seen: set[str] = set()
     for index, passage in enumerate(passages):
@@ -291,7 +291,7 @@ def compose_answer(chosen: Sequence[tuple[Clause, float]], titles: Sequence[str]
 
 
 def _with_heading(clause: Clause) -> str:
-    """A short labelled value ("Sinh đẻ: 270 ngày;", "Bệnh có sẵn: 365 ngày;") says what it is only under its
+    """A short labelled value ("Pin: 12 tháng;", "Màn hình: 24 tháng;") says what it is only under its
     heading: quoted with it."""
     if clause.heading and len(clause.text) < 2 * _MIN_CLAUSE_CHARS and _LABELLED_VALUE.match(clause.text):
         return f"{clause.heading} — {clause.text}"

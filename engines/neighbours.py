@@ -1,9 +1,10 @@
 """Neighbouring chunks of the best retrieved passages, as extra candidates for the answer.
 
 A document's rule is often split across chunks: the clause that answers sits in the chunk after the
-one retrieval ranked first ("6.1. ... giải quyết trong vòng 10 ngày làm việc" below the chunk about
-submitting), or a price table follows the paragraph that names the product. On held-out dev, 7 of 15
-wrongly answered turns had the expected value only in a neighbour of a retrieved chunk. This
+one retrieval ranked first (the processing time below the chunk about how to submit), or a price table
+follows the paragraph that names the product. On held-out dev, 7 of 15 wrongly answered turns had the
+expected value only in a neighbour of a retrieved chunk; adding neighbours won one dev answer and lost
+four test answers (docs/answers.md), so it is off by default (``neighbour_chunks``). This
 postprocessor adds the chunks just before and after the ``top_n`` best passages (chunk ids
 "doc#n"), read from the store with their stored vectors, after the retrieved ones; the conflict
 check and the quote then see them like any other passage. Retrieval's ranking, and the refusal gate

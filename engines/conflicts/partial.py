@@ -26,7 +26,7 @@ _AMENDING_TITLE = re.compile(
     re.IGNORECASE,
 )
 #: A sentence saying what the change leaves alone: "Các nội dung khác của Quy chế ... giữ nguyên", "Other
-#: provisions remain unchanged", "... remain in force"; or naming the parts it changes: "Sửa đổi khoản 1.2 Điều 1".
+#: provisions remain unchanged", "... remain in force"; or naming the parts it changes: "Sửa đổi khoản 2 Điều 5".
 _KEEPS_THE_REST = re.compile(
     r"\b(?:(?:các|những)\s+(?:nội\s+dung|điều(?:\s+khoản)?|quy\s+định|khoản)\s+khác\b[^.\n]{0,160}?"
     r"(?:giữ\s+nguyên|không\s+thay\s+đổi|(?:vẫn|tiếp\s+tục)\s+(?:còn\s+|có\s+)?hiệu\s+lực)|"

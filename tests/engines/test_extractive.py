@@ -72,17 +72,17 @@ def test_a_section_title_in_bold_is_never_quoted():
 
 
 def test_a_bold_section_title_heads_the_clauses_below_it_when_asked():
-    """"- Sinh đẻ: 270 ngày;" alone does not say it is a waiting period; under its bold title it does."""
-    rules = "\n\n".join(["**Điều 6. Thời gian chờ**", "- Bệnh đặc biệt: 90 ngày;", "- Sinh đẻ: 270 ngày;",
-                           "## Điều 7. Đồng chi trả", "Đồng chi trả 20% chi phí ngoại trú."])
+    """"- Pin: 12 tháng;" alone does not say it is a warranty period; under its bold title it does."""
+    rules = "\n\n".join(["**Điều 4. Thời hạn bảo hành**", "- Thân máy và bo mạch: 24 tháng;", "- Pin: 12 tháng;",
+                           "## Điều 5. Phí sửa chữa", "Phí kiểm tra máy ngoài bảo hành là 50.000 đồng."])
     assert [(c.text, c.heading) for c in ex.split_clauses([rules], bold_headings=True)] == [
-        ("Bệnh đặc biệt: 90 ngày;", "Điều 6. Thời gian chờ"), ("Sinh đẻ: 270 ngày;", "Điều 6. Thời gian chờ"),
-        ("Đồng chi trả 20% chi phí ngoại trú.", "Điều 7. Đồng chi trả")]
+        ("Thân máy và bo mạch: 24 tháng;", "Điều 4. Thời hạn bảo hành"), ("Pin: 12 tháng;", "Điều 4. Thời hạn bảo hành"),
+        ("Phí kiểm tra máy ngoài bảo hành là 50.000 đồng.", "Điều 5. Phí sửa chữa")]
     assert [c.heading for c in ex.split_clauses([rules])][:2] == ["", ""]
     chosen = [(c, 1.0) for c in ex.split_clauses([rules], bold_headings=True)[1:]]
-    assert ex.compose_answer(chosen, ["Quy tắc bảo hiểm"], "vi").splitlines()[1:] == [
-        "- Điều 6. Thời gian chờ — Sinh đẻ: 270 ngày; (Quy tắc bảo hiểm)",  # short: says what it is with its heading
-        "- Đồng chi trả 20% chi phí ngoại trú. (Quy tắc bảo hiểm)"]
+    assert ex.compose_answer(chosen, ["Chính sách bảo hành"], "vi").splitlines()[1:] == [
+        "- Điều 4. Thời hạn bảo hành — Pin: 12 tháng; (Chính sách bảo hành)",  # short: says what it is with its heading
+        "- Phí kiểm tra máy ngoài bảo hành là 50.000 đồng. (Chính sách bảo hành)"]
 
 
 @pytest.mark.parametrize("line", [
