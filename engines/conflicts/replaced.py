@@ -7,7 +7,8 @@ documents by default: a replaced document is often the only one retrieved on its
 replacement is in another language, or words it differently). But once a passage of the
 replacement is among the retrieved ones, the replaced document's passages only repeat or contradict
 it, whether or not a value pair was detected between them: they are set aside, and the report says
-which document replaced them. Pure.
+which document replaced them. Off by default (setting ``conflict_replaced``): it won nothing on dev
+and lost a test answer whose replacement was in another language (docs/answers.md). Pure.
 """
 
 from __future__ import annotations
