@@ -244,7 +244,8 @@ def _extract_config(s: Settings) -> ExtractConfig:
     return ExtractConfig(max_clauses=s.max_quoted_clauses, lexical_weight=s.clause_lexical_weight,
                          slot_weight=s.clause_slot_weight, passage_weight=s.clause_passage_weight,
                          range_weight=s.clause_range_weight, count_weight=s.clause_count_weight,
-                         fallback_words_from_message=s.clause_fallback_words, bold_headings=s.clause_bold_headings)
+                         fallback_words_from_message=s.clause_fallback_words, bold_headings=s.clause_bold_headings,
+                         fact_guard=s.clause_fact_guard)
 
 
 def _neighbours(parts: Parts) -> list[Any]:

@@ -47,13 +47,17 @@ _AMOUNT_HINT = re.compile(r"(?iu)(?<!\w)(?:bao nhiêu|là bao nhiêu|tối đa|t
 
 #: Fact shapes a clause may carry.
 _NUMBER = r"\d+(?:[.,]\d+)*"
+#: A rate is an amount too: "500 requests per minute", "2 lần mỗi tháng", "3 ngày/tuần", "40 GB a month".
+_RATE = (_NUMBER + r"\s*(?:[^\W\d_]+\s*){0,2}?(?:(?<!\w)(?:per|a|an|each|every|mỗi|một)\s+|/\s*)"
+         r"(?:giây|phút|giờ|ngày|tuần|tháng|quý|năm|second|minute|hour|day|week|month|quarter|year)" + _E)
 _CLAUSE: dict[str, re.Pattern[str]] = {
     "duration": re.compile(_NUMBER + r"\s*(?:-\s*\d+\s*)?" + _UNITS_TIME + r"(?:\s+làm việc)?" + _E, re.IGNORECASE),
     "date": re.compile(r"(?<!\d)\d{1,2}/\d{1,2}(?:/\d{2,4})?(?!\d)|" + _W + r"ngày\s+\d{1,2}\s+tháng\s+\d{1,2}|"
                        + _W + r"(?:january|february|march|april|may|june|july|august|september|october|november|"
-                       r"december)\s+\d{1,2}|\d{4}-\d{2}-\d{2}", re.IGNORECASE),
+                       r"december)\s+\d{1,2}(?!\d)|(?<!\d)\d{1,2}\s+(?:january|february|march|april|may|june|july|august|"
+                       r"september|october|november|december)(?!\w)|\d{4}-\d{2}-\d{2}", re.IGNORECASE),
     "amount": re.compile(_NUMBER + r"\s*(?:%|phần trăm|đồng|đ|vnd|vnđ|triệu|tỷ|nghìn|ngàn|usd|\$|percent)" + _E
-                         + r"|\$\s*" + _NUMBER, re.IGNORECASE),
+                         + r"|\$\s*" + _NUMBER + "|" + _RATE, re.IGNORECASE),
     "count": re.compile(_NUMBER + r"\s*(?:lần|times|lượt|người|hồ sơ|bản|thẻ|sim)" + _E, re.IGNORECASE),
     "code": re.compile(r"(?<![\w-])(?:[A-ZĐ]{1,6}-?\d{1,4}[A-Z]?|\d{1,4}/[A-ZĐ]{1,6}(?:-[A-ZĐ]+)?)(?![\w-])"),
     "who": _rx(r"giám đốc", r"trưởng (?:phòng|bộ phận|ban|khoa|đơn vị)", r"bộ phận", r"phòng", r"ban", r"hội đồng",
@@ -131,3 +135,21 @@ def states_count_of(clause: str, noun: str) -> bool:
     """Whether ``clause`` states a number of ``noun`` ("không quá 2 phiên trực", "3 night shifts")."""
     pattern = r"(?iu)(?<![\w.,])\d+(?:[.,]\d+)*\s+(?:[^\W\d_]+\s+)?" + re.escape(noun) + r"(?:e?s)?(?!\w)"
     return re.search(pattern, normalize(clause)) is not None
+
+
+#: Numbers that are not a quantity: a leading clause number ("2.4."), a version ("version 1.2", "v2"),
+#: a year, a date, a document or form code ("03/2023/QĐ-HAH", "BM-01").
+_NOT_QUANTITY = re.compile(
+    r"(?iu)^[\s*_#>|]*(?:điều\s+|article\s+|section\s+|mục\s+|khoản\s+)?\d+(?:\.\d+)*[.)](?!\d)"
+    r"|(?<!\w)(?:version|phiên bản|v|điều|khoản|mục|article|section|clause)\s*\d+(?:\.\d+)*"
+    r"|(?<![\w/.,-])(?:19|20)\d{2}(?![\w/-]|[.,]\d)"
+    r"|" + _CLAUSE["date"].pattern +
+    r"|(?<![\w-])[\w-]*\d[\w-]*(?:/[\w-]+)+"
+    r"|(?<![\w-])(?=[\w-]*[^\W\d_])[\w]*-[\w-]*\d[\w-]*"
+    r"|(?<![\w-])[A-ZĐ]+[^\W_]*\d\w*")
+
+
+def states_quantity(clause: str) -> bool:
+    """Whether ``clause`` holds a number that could answer "how much / how many / how long": a digit
+    left once clause numbers, versions, years, dates and codes are set aside."""
+    return re.search(r"\d", _NOT_QUANTITY.sub(" ", normalize(clause))) is not None

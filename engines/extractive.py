@@ -23,7 +23,7 @@ from threading import Lock
 import numpy as np
 from cachetools import LRUCache
 
-from engines.asks import asked_for, carries, counted_noun, states_count_of
+from engines.asks import asked_for, carries, counted_noun, states_count_of, states_quantity
 from engines.bm25 import tokenize
 from engines.ranges import band_score, bands, question_numbers
 from engines.text import normalize
@@ -108,6 +108,8 @@ class Clause:
 
 #: The product's default for :attr:`ExtractConfig.range_weight` (and the setting ``clause_range_weight``).
 DEFAULT_RANGE_WEIGHT = 0.02
+#: The product's default for :attr:`ExtractConfig.fact_guard` (and the setting ``clause_fact_guard``).
+DEFAULT_FACT_GUARD = True
 #: The product's default for :attr:`ExtractConfig.count_weight` (and the setting ``clause_count_weight``).
 DEFAULT_COUNT_WEIGHT = 0.02
 
@@ -138,6 +140,11 @@ class ExtractConfig:
     #: "không quá 2 phiên"; ``engines.asks.counted_noun``). Dev (heldout3, held-out): 0.02 and 0.04 each
     #: mend one answer of 112 and lose none; 0 = off.
     count_weight: float = DEFAULT_COUNT_WEIGHT
+    #: When the question asks for a quantity (an amount, a number of days, a count) and no chosen clause
+    #: states any number but versions, years, dates and codes, the best clause of the same passages that
+    #: carries one takes the last place: an answer to "how much" without a number is wrong whatever else
+    #: it quotes.
+    fact_guard: bool = DEFAULT_FACT_GUARD
     #: Ranked clauses handed on beside the quote, for a later step to choose among.
     candidates: int = 6
     #: When the condense step composed the query without the LLM (a fallback: "subject: follow-up"), the
@@ -257,21 +264,42 @@ def combined_scores(similarities: Sequence[float], lexical: Sequence[float], wei
     return [float(s) + (weight * float(b) / top if top > 0 else 0.0) for s, b in zip(similarities, lexical)]
 
 
+#: Kinds of fact an answer cannot hold without a number.
+QUANTITY_KINDS = frozenset({"amount", "duration", "count"})
+
+
 def select_clauses(clauses: Sequence[Clause], scores: Sequence[float],
-                   config: ExtractConfig = ExtractConfig()) -> list[tuple[Clause, float]]:
+                   config: ExtractConfig = ExtractConfig(), kind: str = "other") -> list[tuple[Clause, float]]:
     """The ``max_clauses`` best-scoring clauses within ``max_chars``, put back in reading order
-    (passage rank, then position) so quoted rules read as they do in the document."""
+    (passage rank, then position) so quoted rules read as they do in the document. ``kind`` is what
+    the question asks for (``engines.asks.asked_for``), used by :attr:`ExtractConfig.fact_guard`."""
     if len(clauses) != len(scores):
         raise ValueError(f"{len(clauses)} clauses but {len(scores)} scores")
     ranked = sorted(range(len(clauses)), key=lambda i: -scores[i])
-    chosen: list[tuple[Clause, float]] = []
+    picked: list[int] = []
     used = 0
     for i in ranked[: config.max_clauses]:
-        if chosen and used + len(clauses[i].text) > config.max_chars:
+        if picked and used + len(clauses[i].text) > config.max_chars:
             break
-        chosen.append((clauses[i], float(scores[i])))
+        picked.append(i)
         used += len(clauses[i].text)
+    if config.fact_guard and kind in QUANTITY_KINDS:
+        picked = _with_asked_fact(picked, ranked, clauses, kind)
+    chosen = [(clauses[i], float(scores[i])) for i in picked]
     return sorted(chosen, key=lambda item: (item[0].passage, item[0].position))
+
+
+def _with_asked_fact(picked: list[int], ranked: Sequence[int], clauses: Sequence[Clause], kind: str) -> list[int]:
+    """``picked`` with its last (lowest-scoring) clause replaced by the best-ranked clause of the same
+    passages that carries ``kind``, when no picked clause states any quantity (only versions, years,
+    dates, codes); unchanged otherwise. Other passages are not searched: their numbers are about
+    other things."""
+    if not picked or any(states_quantity(clauses[i].text) for i in picked):
+        return picked
+    passages = {clauses[i].passage for i in picked}
+    best = next((i for i in ranked if i not in picked and clauses[i].passage in passages
+                 and carries(clauses[i].text, kind)), None)
+    return picked if best is None else [*picked[:-1], best]
 
 
 def _title(titles: Sequence[str], clause: Clause) -> str:
@@ -332,5 +360,5 @@ def extract_answer(query: str, passages: Sequence[str], titles: Sequence[str], l
                    config: ExtractConfig = ExtractConfig()) -> tuple[str, list[tuple[Clause, float]]]:
     """(answer text, chosen clauses with their fused scores)."""
     clauses, scores = rank_clauses(query, passages, titles, similarity, config)
-    chosen = select_clauses(clauses, scores, config)
+    chosen = select_clauses(clauses, scores, config, asked_for(query))
     return compose_answer(chosen, titles, language), chosen

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
+from engines.asks import asked_for
 from engines.extractive import Clause, ClauseVectorCache, ExtractConfig, compose_answer, rank_clauses, select_clauses
 from engines.generation import build_messages
 from engines.refusal import refusal_message
@@ -111,7 +112,7 @@ class QuoteAnswer(BaseStep):
         query = state.query or state.question
         words = state.question if self.config.fallback_words_from_message and composed_by_fallback(state) else None
         clauses, scores = rank_clauses(query, passages, titles, self._similarity, self.config, words=words)
-        chosen = select_clauses(clauses, scores, self.config)
+        chosen = select_clauses(clauses, scores, self.config, asked_for(words or query))
         ranked = sorted(zip(clauses, scores), key=lambda item: -item[1])[: self.config.candidates]
         doc_ids = tuple(str(n.node.metadata.get("doc_id", "")) for n in nodes)
         return Quoted(text=compose_answer(chosen, titles, state.language), chosen=tuple(chosen), titles=titles,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from engines.asks import asked_for, carries, counted_noun, states_count_of
+from engines.asks import asked_for, carries, counted_noun, states_count_of, states_quantity
 
 
 @pytest.mark.parametrize("question, kind", [
@@ -34,6 +34,10 @@ def test_what_a_question_asks_for(question, kind):
     ("Nộp trước ngày 31/05/2025.", "date", True),
     ("Điền mẫu BT-03 và nộp kèm hóa đơn.", "code", True),
     ("Theo mẫu 05/TD.", "code", True),
+    ("Each tenant may upload up to 40 files per hour.", "amount", True),  # a rate is an amount
+    ("Tối đa 2 lần mỗi quý.", "amount", True),
+    ("Làm thêm không quá 12 giờ/tuần.", "amount", True),
+    ("The rule from version 3.1 no longer applies.", "amount", False),
     ("Nhân viên được hưởng phụ cấp ăn trưa.", "amount", False),
     ("Phí thường niên 200.000 đồng.", "other", False),
 ])
@@ -60,3 +64,18 @@ def test_a_clause_states_a_count_only_with_a_number_before_the_noun():
     assert states_count_of("Inspectors make 3 unannounced visits a year.", "visit")
     assert not states_count_of("Một buổi học kéo dài 90 phút.", "buổi")  # the noun, but no number of it
     assert not states_count_of("Học phí 4.000.000 đồng mỗi buổi.", "buổi")
+
+
+@pytest.mark.parametrize("clause, expected", [
+    ("Mỗi hồ sơ được xử lý trong 5 ngày làm việc.", True),
+    ("| Gói cơ bản | 120.000 |", True),
+    ("Thanh toán trước hết ngày 15 hằng tháng.", True),
+    ("3. Nộp 2 bản chính.", True),
+    ("2.4. Hồ sơ nộp tại quầy.", False),  # a clause number only
+    ("**Điều 5.** Hiệu lực thi hành", False),
+    ("The guidance in version 3.1 was withdrawn in March 2022.", False),  # a version and a year
+    ("Theo Quyết định số 12/2021/QĐ-ABC, khoản 4.2 giữ nguyên.", False),  # a document code and a reference
+    ("Use form HR-07 from 1 July.", False),  # a form code and a date
+])
+def test_a_clause_states_a_quantity_only_with_a_number_that_is_not_a_label(clause, expected):
+    assert states_quantity(clause) is expected

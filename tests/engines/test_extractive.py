@@ -228,3 +228,21 @@ def test_the_clause_stating_a_number_of_the_counted_thing_is_quoted_first():
     text, _ = best(0.03)
     assert text == "Mỗi học viên được học thử không quá 2 buổi mỗi khóa."
     assert len(set(best(0.0)[1])) == 1  # off: nothing tells them apart
+
+
+def test_a_quantity_question_gets_a_clause_that_states_one():
+    passage = ("Quy định này áp dụng cho cổng tra cứu hồ sơ trực tuyến.\n"
+               "Mỗi tài khoản được tra cứu tối đa 30 lượt mỗi ngày.\n"
+               "Hạn mức cũ theo quy định năm trước không còn áp dụng.\n"
+               "Cổng tra cứu gửi thông báo khi tài khoản gần hết lượt.")
+    clauses = ex.split_clauses([passage])
+    scores = [0.90, 0.80, 0.88, 0.86]  # the clause with the number scores last
+    off = ex.select_clauses(clauses, scores, ex.ExtractConfig(max_clauses=3, fact_guard=False), "amount")
+    assert all("30 lượt" not in c.text for c, _ in off)
+    on = ex.select_clauses(clauses, scores, ex.ExtractConfig(max_clauses=3, fact_guard=True), "amount")
+    assert [c.text for c, _ in on] == [clauses[0].text, clauses[1].text, clauses[2].text]  # took the last place
+    # a yes/no question, or a quote that already states a quantity, is left as it is
+    assert ex.select_clauses(clauses, scores, ex.ExtractConfig(max_clauses=3, fact_guard=True), "yesno") == off
+    states_one = [0.9, 0.95, 0.5, 0.4]
+    assert ex.select_clauses(clauses, states_one, ex.ExtractConfig(max_clauses=2, fact_guard=True), "amount") == \
+        ex.select_clauses(clauses, states_one, ex.ExtractConfig(max_clauses=2, fact_guard=False), "amount")
