@@ -46,10 +46,16 @@ _YESNO_EN = re.compile(r"(?iu)^\s*(?:is|are|was|were|does|do|did|can|could|may|m
 _AMOUNT_HINT = re.compile(r"(?iu)(?<!\w)(?:bao nhiêu|là bao nhiêu|tối đa|tối thiểu)(?!\w)")
 
 #: Fact shapes a clause may carry.
-_NUMBER = r"\d+(?:[.,]\d+)*"
-#: A rate is an amount too: "500 requests per minute", "2 lần mỗi tháng", "3 ngày/tuần", "40 GB a month".
-_RATE = (_NUMBER + r"\s*(?:[^\W\d_]+\s*){0,2}?(?:(?<!\w)(?:per|a|an|each|every|mỗi|một)\s+|/\s*)"
-         r"(?:giây|phút|giờ|ngày|tuần|tháng|quý|năm|second|minute|hour|day|week|month|quarter|year)" + _E)
+#: A number that starts where a number starts: never inside another ("2" of "12", "5" of "1.5"), which also
+#: keeps a long run of digits from being tried at every position.
+_NUMBER = r"(?<!\d)(?<!\d[.,])\d+(?:[.,]\d+)*"
+#: Units a rate is counted per.
+_PER_UNIT = (r"(?:giây|phút|giờ|ngày|tuần|tháng|quý|năm|second|minute|hour|day|week|month|quarter|year)" + _E)
+#: A rate is an amount too: "500 requests per minute", "2 lần mỗi tháng", "3 ngày/tuần", "40 GB a month". Up
+#: to two words between the number and "per", each ended by a space or the slash, so a long word is never
+#: split two ways; not a day or weekday named by its number ("ngày 5 mỗi tháng", "thứ 2 mỗi tuần").
+_RATE = (r"(?<!ngày )(?<!thứ )(?<!day )" + _NUMBER + r"\s*(?:[^\W\d_]+(?:\s+|(?=/))){0,2}?"
+         r"(?:(?<!\w)(?:per|a|an|each|every|mỗi|một)\s+|/\s*)" + _PER_UNIT)
 _CLAUSE: dict[str, re.Pattern[str]] = {
     "duration": re.compile(_NUMBER + r"\s*(?:-\s*\d+\s*)?" + _UNITS_TIME + r"(?:\s+làm việc)?" + _E, re.IGNORECASE),
     "date": re.compile(r"(?<!\d)\d{1,2}/\d{1,2}(?:/\d{2,4})?(?!\d)|" + _W + r"ngày\s+\d{1,2}\s+tháng\s+\d{1,2}|"
@@ -137,14 +143,16 @@ def states_count_of(clause: str, noun: str) -> bool:
     return re.search(pattern, normalize(clause)) is not None
 
 
-#: Numbers that are not a quantity: a leading clause number ("2.4."), a version ("version 1.2", "v2"),
-#: a year, a date, a document or form code ("03/2023/QĐ-HAH", "BM-01").
+#: Numbers that are not a quantity: a leading clause number ("2.4."), a version ("version 1.2", "v2"), a
+#: reference ("khoản 4.2", but not "một khoản 2 triệu", a sum), a year, a date, a document or form code
+#: ("03/2023/QĐ-HAH", "BM-01"; not a rate "100/day").
 _NOT_QUANTITY = re.compile(
     r"(?iu)^[\s*_#>|]*(?:điều\s+|article\s+|section\s+|mục\s+|khoản\s+)?\d+(?:\.\d+)*[.)](?!\d)"
     r"|(?<!\w)(?:version|phiên bản|v|điều|khoản|mục|article|section|clause)\s*\d+(?:\.\d+)*"
+    r"(?!\d|[.,]\d|\s*(?:triệu|tỷ|nghìn|ngàn|đồng|đ|vnd|vnđ|usd|%)(?!\w))"
     r"|(?<![\w/.,-])(?:19|20)\d{2}(?![\w/-]|[.,]\d)"
     r"|" + _CLAUSE["date"].pattern +
-    r"|(?<![\w-])[\w-]*\d[\w-]*(?:/[\w-]+)+"
+    r"|(?<![\w-])(?![\d.,]+/\s*" + _PER_UNIT + r")[\w-]*\d[\w-]*(?:/[\w-]+)+"
     r"|(?<![\w-])(?=[\w-]*[^\W\d_])[\w]*-[\w-]*\d[\w-]*"
     r"|(?<![\w-])[A-ZĐ]+[^\W_]*\d\w*")
 

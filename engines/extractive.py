@@ -284,21 +284,24 @@ def select_clauses(clauses: Sequence[Clause], scores: Sequence[float],
         picked.append(i)
         used += len(clauses[i].text)
     if config.fact_guard and kind in QUANTITY_KINDS:
-        picked = _with_asked_fact(picked, ranked, clauses, kind)
+        picked = _with_asked_fact(picked, ranked, clauses, kind, config.max_chars)
     chosen = [(clauses[i], float(scores[i])) for i in picked]
     return sorted(chosen, key=lambda item: (item[0].passage, item[0].position))
 
 
-def _with_asked_fact(picked: list[int], ranked: Sequence[int], clauses: Sequence[Clause], kind: str) -> list[int]:
+def _with_asked_fact(picked: list[int], ranked: Sequence[int], clauses: Sequence[Clause], kind: str,
+                     max_chars: int) -> list[int]:
     """``picked`` with its last (lowest-scoring) clause replaced by the best-ranked clause of the same
-    passages that carries ``kind``, when no picked clause states any quantity (only versions, years,
-    dates, codes); unchanged otherwise. Other passages are not searched: their numbers are about
-    other things."""
+    passages that carries ``kind`` and states a quantity, when no picked clause states any (only
+    versions, years, dates, codes) and the swap stays within ``max_chars``; unchanged otherwise. Other
+    passages are not searched: their numbers are about other things."""
     if not picked or any(states_quantity(clauses[i].text) for i in picked):
         return picked
     passages = {clauses[i].passage for i in picked}
+    room = max_chars - sum(len(clauses[i].text) for i in picked[:-1])
     best = next((i for i in ranked if i not in picked and clauses[i].passage in passages
-                 and carries(clauses[i].text, kind)), None)
+                 and (len(picked) == 1 or len(clauses[i].text) <= room)
+                 and carries(clauses[i].text, kind) and states_quantity(clauses[i].text)), None)
     return picked if best is None else [*picked[:-1], best]
 
 
@@ -326,19 +329,20 @@ def _with_heading(clause: Clause) -> str:
     return clause.text
 
 
-def slot_scores(query: str, clauses: Sequence[Clause], weight: float) -> list[float]:
-    """``weight`` for each clause that carries the kind of fact ``query`` asks for, else 0."""
+def slot_scores(question: str, clauses: Sequence[Clause], weight: float) -> list[float]:
+    """``weight`` for each clause that carries the kind of fact ``question`` asks for, else 0."""
     if weight == 0:
         return [0.0] * len(clauses)
-    kind = asked_for(query)
+    kind = asked_for(question)
     return [weight if carries(c.text, kind) else 0.0 for c in clauses]
 
 
 def rank_clauses(query: str, passages: Sequence[str], titles: Sequence[str],
                  similarity: Callable[[str, list[str]], Sequence[float]],
                  config: ExtractConfig = ExtractConfig(), words: str | None = None) -> tuple[list[Clause], list[float]]:
-    """Every clause of ``passages`` with its score: meaning (one batched ``similarity`` call),
-    words (BM25 over the clauses, of ``words`` when given, else of ``query``) and the asked-for kind of fact."""
+    """Every clause of ``passages`` with its score: meaning of ``query`` (one batched ``similarity`` call),
+    and, read from ``words`` when given (the user's own message when the condenser failed) else from
+    ``query``: its words (BM25 over the clauses), the asked-for kind of fact, numbers and counted thing."""
     clauses = split_clauses(passages, config.bold_headings)
     if not clauses:
         return [], []
@@ -346,7 +350,7 @@ def rank_clauses(query: str, passages: Sequence[str], titles: Sequence[str],
     scores = combined_scores(similarity(query, texts), lexical_scores(words or query, texts), config.lexical_weight)
     n = max(len(passages) - 1, 1)
     prior = [config.passage_weight * (1 - c.passage / n) for c in clauses]
-    slots = slot_scores(query, clauses, config.slot_weight)
+    slots = slot_scores(words or query, clauses, config.slot_weight)
     numbers = question_numbers(words or query) if config.range_weight else []
     in_range = [config.range_weight * band_score(numbers, bands(c.text, f"{_title(titles, c)}. {c.heading}"))
                 if numbers else 0.0 for c in clauses]

@@ -246,3 +246,31 @@ def test_a_quantity_question_gets_a_clause_that_states_one():
     states_one = [0.9, 0.95, 0.5, 0.4]
     assert ex.select_clauses(clauses, states_one, ex.ExtractConfig(max_clauses=2, fact_guard=True), "amount") == \
         ex.select_clauses(clauses, states_one, ex.ExtractConfig(max_clauses=2, fact_guard=False), "amount")
+
+
+def test_the_fact_guard_swaps_in_only_a_clause_that_states_a_quantity_and_fits():
+    passage = ("Quy định này áp dụng cho cổng tra cứu hồ sơ trực tuyến.\n"
+               "Biểu phí năm 2025 cập nhật mỗi năm.\n"
+               "Mỗi tài khoản được tra cứu tối đa 30 lượt mỗi ngày, tính theo giờ hệ thống của cổng tra cứu.\n"
+               "Cổng tra cứu gửi thông báo khi hết lượt.")
+    clauses = ex.split_clauses([passage])
+    scores = [0.90, 0.80, 0.70, 0.88]
+    # "2025 ... mỗi năm" has a rate's shape, but its only number is a year: the clause with 30 is swapped in
+    on = ex.select_clauses(clauses, scores, ex.ExtractConfig(max_clauses=2, fact_guard=True), "amount")
+    assert [c.text for c, _ in on] == [clauses[0].text, clauses[2].text]
+    # unless it would overrun the quote's length
+    tight = len(clauses[0].text) + len(clauses[3].text)
+    short = ex.select_clauses(clauses, scores, ex.ExtractConfig(max_clauses=2, max_chars=tight, fact_guard=True),
+                              "amount")
+    assert [c.text for c, _ in short] == [clauses[0].text, clauses[3].text]
+
+
+def test_a_fallback_turn_asks_what_the_users_own_words_ask():
+    passages = ["Phí cấp lại thẻ là 50.000 đồng.\nThẻ được cấp lại tại quầy giao dịch."]
+    flat = lambda query, texts: [0.5] * len(texts)  # noqa: E731 - meaning cannot tell them apart
+    config = ex.ExtractConfig(lexical_weight=0.0, passage_weight=0.0, slot_weight=0.05)
+    _, by_query = ex.rank_clauses("Thẻ được cấp lại ở đâu", passages, ["Thẻ"], flat, config)
+    _, by_words = ex.rank_clauses("Thẻ được cấp lại ở đâu", passages, ["Thẻ"], flat, config,
+                                  words="Phí bao nhiêu?")
+    assert by_query[1] > by_query[0]  # "where": the counter
+    assert by_words[0] > by_words[1]  # the user asked "how much": the fee
