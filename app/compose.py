@@ -245,7 +245,7 @@ def _extract_config(s: Settings) -> ExtractConfig:
                          slot_weight=s.clause_slot_weight, passage_weight=s.clause_passage_weight,
                          range_weight=s.clause_range_weight, count_weight=s.clause_count_weight,
                          fallback_words_from_message=s.clause_fallback_words, bold_headings=s.clause_bold_headings,
-                         fact_guard=s.clause_fact_guard)
+                         fact_guard=s.clause_fact_guard, lead_ins=s.clause_lead_ins)
 
 
 def _neighbours(parts: Parts) -> list[Any]:
@@ -266,7 +266,7 @@ def _conflicts(parts: Parts) -> list[Any]:
         replaced_by=parts.retrieval.replaced_by if s.conflict_replaced else None,
         llm=parts.models.llm if s.conflict_llm_check else None,
         question_focus=QuestionFocus(parts.models.embed_model, k=s.conflict_focus_clauses,
-                                     config=replace(_extract_config(s), bold_headings=False),
+                                     config=replace(_extract_config(s), bold_headings=False, lead_ins=False),
                                      clause_vectors=parts.clause_vectors)
         if s.conflict_focus_clauses and parts.models.embed_model is not None else None,
         cross_language=cross_language(parts.models.embed_model, calibration_for(s.embedding).cross_claim_similarity,

@@ -85,6 +85,28 @@ def test_a_bold_section_title_heads_the_clauses_below_it_when_asked():
         "- Phí kiểm tra máy ngoài bảo hành là 50.000 đồng. (Chính sách bảo hành)"]
 
 
+def test_a_list_item_keeps_the_lead_in_that_introduced_its_list_when_asked():
+    """"7 ngày làm việc khi vợ sinh phẫu thuật;" alone does not say whose leave it is; its lead-in does."""
+    rules = "\n".join([
+        "Khi vợ sinh con, lao động nam được nghỉ:",
+        "- 5 ngày làm việc khi vợ sinh thường;",
+        "- 7 ngày làm việc khi vợ sinh phẫu thuật.",
+        "Lao động nữ được nghỉ 6 tháng.",
+        "4.2. Quy đổi phép: chỉ trong hai trường hợp: (a) thôi việc; (b) theo yêu cầu công ty, mức 100% lương."])
+    leads = [(c.text, c.lead) for c in ex.split_clauses([rules], lead_ins=True)]
+    assert leads == [
+        ("Khi vợ sinh con, lao động nam được nghỉ:", ""),
+        ("5 ngày làm việc khi vợ sinh thường;", "Khi vợ sinh con, lao động nam được nghỉ"),
+        ("7 ngày làm việc khi vợ sinh phẫu thuật.", "Khi vợ sinh con, lao động nam được nghỉ"),
+        ("Lao động nữ được nghỉ 6 tháng.", ""),  # the full stop closed the list
+        ("4.2. Quy đổi phép: chỉ trong hai trường hợp: (a) thôi việc;", ""),
+        ("(b) theo yêu cầu công ty, mức 100% lương.", "4.2. Quy đổi phép: chỉ trong hai trường hợp")]
+    assert all(c.lead == "" for c in ex.split_clauses([rules]))  # off: items stand alone
+    item = ex.split_clauses([rules], lead_ins=True)[2]
+    assert ex.scoring_text(item, "Chế độ thai sản") == ("Chế độ thai sản. Khi vợ sinh con, lao động nam được nghỉ. "
+                                                         "7 ngày làm việc khi vợ sinh phẫu thuật.")
+
+
 @pytest.mark.parametrize("line", [
     "Căn cứ Thông báo chương trình học bổng ngày 01/07/2024, Giám đốc Cơ sở Hải Châu thông báo:",
     "Nhằm tạo thuận lợi cho người bệnh, Bệnh viện thông báo điều chỉnh Điều 4 Quy định đặt lịch như sau:",
