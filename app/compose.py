@@ -245,7 +245,8 @@ def _extract_config(s: Settings) -> ExtractConfig:
                          slot_weight=s.clause_slot_weight, passage_weight=s.clause_passage_weight,
                          range_weight=s.clause_range_weight, count_weight=s.clause_count_weight,
                          fallback_words_from_message=s.clause_fallback_words, bold_headings=s.clause_bold_headings,
-                         fact_guard=s.clause_fact_guard, lead_ins=s.clause_lead_ins)
+                         fact_guard=s.clause_fact_guard, lead_ins=s.clause_lead_ins,
+                         cross_language_boost=s.calibrated("cross_language_boost") if s.clause_cross_language else 0.0)
 
 
 def _neighbours(parts: Parts) -> list[Any]:

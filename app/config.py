@@ -21,7 +21,13 @@ from pydantic_settings import (
 )
 
 from engines.errors import ConfigError
-from engines.extractive import DEFAULT_COUNT_WEIGHT, DEFAULT_FACT_GUARD, DEFAULT_LEAD_INS, DEFAULT_RANGE_WEIGHT
+from engines.extractive import (
+    DEFAULT_CLAUSE_CROSS_LANGUAGE,
+    DEFAULT_COUNT_WEIGHT,
+    DEFAULT_FACT_GUARD,
+    DEFAULT_LEAD_INS,
+    DEFAULT_RANGE_WEIGHT,
+)
 from engines.gate_calibration import DEFAULT_BUDGET
 from engines.models.registry import calibration_for, embedder_names, embedder_spec
 
@@ -157,6 +163,7 @@ class Settings(_ServiceSettings):
     clause_count_weight: float = Field(DEFAULT_COUNT_WEIGHT, ge=0, description="extract mode: a clause stating a number of what the question counts.")
     clause_bold_headings: bool = Field(False, description="extract mode: a bold section title is the heading of the clauses below it.")  # noqa: E501
     clause_lead_ins: bool = Field(DEFAULT_LEAD_INS, description="extract mode: a list item is scored with the lead-in that introduced its list.")  # noqa: E501
+    clause_cross_language: bool = Field(DEFAULT_CLAUSE_CROSS_LANGUAGE, description="extract mode: clauses in the other language than the question's get the embedder's cross-language boost.")  # noqa: E501
     clause_fact_guard: bool = Field(DEFAULT_FACT_GUARD, description="extract mode: a quantity question quoted with no number gets a clause of the asked shape from the same passages.")  # noqa: E501
     clause_fallback_words: bool = Field(True, description="extract mode: after a condense fallback, quote by the follow-up's words.")
     max_quoted_clauses: int = Field(3, ge=1, le=10, description="extract mode: clauses quoted at most.")

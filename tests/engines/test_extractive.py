@@ -1,5 +1,7 @@
 """Extractive answers: clauses are split, deduplicated, ranked and quoted with their document."""
 
+from dataclasses import replace
+
 import pytest
 
 from engines import extractive as ex
@@ -296,3 +298,17 @@ def test_a_fallback_turn_asks_what_the_users_own_words_ask():
                                   words="Phí bao nhiêu?")
     assert by_query[1] > by_query[0]  # "where": the counter
     assert by_words[0] > by_words[1]  # the user asked "how much": the fee
+
+
+def test_an_english_question_weighs_vietnamese_clauses_by_the_embedders_cross_language_gap():
+    passages = ["Khoa Khám bệnh làm việc từ thứ Hai đến Chủ nhật, kể cả ngày lễ và cuối tuần.",
+                "The one-stop desk is closed on Sundays and public holidays."]
+    # the embedder scores the English question against the English clause higher, though it is another office's
+    similarity = lambda query, texts: [0.80 if "Khoa" in t else 0.83 for t in texts]  # noqa: E731
+    question = "Is the outpatient department open on Sundays?"
+    config = ex.ExtractConfig(lexical_weight=0.0, range_weight=0.0, count_weight=0.0)
+    clauses, off = ex.rank_clauses(question, passages, ["", ""], similarity, config)
+    _, on = ex.rank_clauses(question, passages, ["", ""], similarity, replace(config, cross_language_boost=0.04))
+    assert off[1] > off[0] and on[0] > on[1]
+    assert ex.other_language(question, passages) == [True, False]
+    assert ex.other_language("Khoa Khám bệnh làm việc ngày nào?", passages) == [False, True]
