@@ -202,26 +202,29 @@ class ClauseVectorCache:
 
 
 def split_clauses(passages: Sequence[str], bold_headings: bool = False, lead_ins: bool = False) -> list[Clause]:
-    """Sentences of each passage, skipping headings (kept as context), fragments and repeats
+    """Sentences of each passage, skipping headings (kept as context), fragments, table rules and repeats
     (overlapping chunks of one document hold the same sentence twice). ``bold_headings``: a bold
     section title ("**Điều 4. Thời hạn bảo hành**") is the heading of the clauses below it, as a Markdown one is.
-    ``lead_ins``: the items of a list keep the line or sentence that introduced it (``Clause.lead``)."""
+    ``lead_ins``: the items of a list keep the line or sentence that introduced it (``Clause.lead``), a table's
+    rows included."""
     clauses: list[Clause] = []
     seen: set[str] = set()
     for index, passage in enumerate(passages):
         heading = ""
         lead = ""
         position = 0
-        for raw_line in normalize(passage).splitlines():
-            line = raw_line.strip()
-            if not line:
-                continue
+        lines = [line.strip() for line in normalize(passage).splitlines() if line.strip()]
+        for n, line in enumerate(lines):
             if _HEADING.match(line):
                 heading, lead = _HEADING.sub("", line).strip(), ""
                 continue
             if title := bold_title(line):
                 heading = title if bold_headings else heading
                 continue  # a section title in bold states no rule
+            if _TABLE_RULE.match(line):
+                continue  # "|---|---|" under a header row
+            if n and lines[n - 1].startswith("|") and not line.startswith("|"):
+                lead = ""  # the table ended
             line = _BULLET.sub("", line)
             number_match = _CLAUSE_NUMBER.match(line)
             number = number_match.group(0) if number_match else ""
@@ -234,10 +237,14 @@ def split_clauses(passages: Sequence[str], bold_headings: bool = False, lead_ins
                     seen.add(key)
                     clauses.append(Clause(sentence, index, position, heading, lead if lead_ins else ""))
                     position += 1
-                if i == 0 and len(sentences) > 1:
+                if i == 0 and len(sentences) > 1 and lead_ins:
                     lead = inline_lead(sentence) or lead
-            lead = list_lead(line, lead)
+            lead = list_lead(line, lead) if lead_ins else lead
     return clauses
+
+
+#: A Markdown table's rule under its header row: "|---|:---:|", "---|---".
+_TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?$")
 
 
 #: A list's lead-in ends with a colon; its items end with ";" (or a comma) and the last one with a full stop.

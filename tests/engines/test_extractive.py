@@ -109,6 +109,19 @@ def test_a_list_item_keeps_the_lead_in_that_introduced_its_list_when_asked():
                                                          "7 ngày làm việc khi vợ sinh phẫu thuật.")
 
 
+def test_the_rule_under_a_table_header_is_no_clause_and_a_table_ends_its_lead_in():
+    table = "\n".join([
+        "Bảng giá áp dụng như sau:",
+        "| Gói cước | Giá | Thời hạn |",
+        "|--------------|--------------|--------------|",
+        "| Gói SAO2 | 135.000 đồng | 30 ngày |",
+        "Giá cước đã bao gồm thuế giá trị gia tăng"])
+    assert [(c.text, c.lead) for c in ex.split_clauses([table], lead_ins=True)] == [
+        ("| Gói cước | Giá | Thời hạn |", "Bảng giá áp dụng như sau"),
+        ("| Gói SAO2 | 135.000 đồng | 30 ngày |", "Bảng giá áp dụng như sau"),
+        ("Giá cước đã bao gồm thuế giá trị gia tăng", "")]  # after the table, though no full stop closed it
+
+
 @pytest.mark.parametrize("line", [
     "Căn cứ Thông báo chương trình học bổng ngày 01/07/2024, Giám đốc Cơ sở Hải Châu thông báo:",
     "Nhằm tạo thuận lợi cho người bệnh, Bệnh viện thông báo điều chỉnh Điều 4 Quy định đặt lịch như sau:",
