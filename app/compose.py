@@ -317,7 +317,7 @@ STEP_BUILDERS: dict[str, StepBuilder] = {
     "route": lambda p: RouteStep(),
     "condense": lambda p: CondenseStep(p.models.condense_llm, window=p.settings.condense_window,
                                        swap_followups=p.settings.swap_followups, embed_model=p.models.embed_model,
-                                       retrieval=p.retrieval),
+                                       retrieval=p.retrieval, carry_names=p.settings.condense_carry_names),
     "retrieve": lambda p: RetrieveStep(p.retrieval, embed_model=p.models.embed_model),
     "gate": lambda p: GateStep(RelevanceGate(gate_threshold(p.settings, p.index.manifest), p.settings.refusal_min_bm25,
                                              p.settings.calibrated("refusal_english_offset"))),

@@ -134,6 +134,9 @@ class Settings(_ServiceSettings):
 
     # conversation
     condense_window: int = Field(6, ge=0, description="Messages of history the condenser sees.")
+    condense_carry_names: bool = Field(True, description="A rewrite that lost the names or codes of the latest earlier "
+                                       "question naming any (the follow-up naming none) gets them in brackets "
+                                       "(dev: 23/54/23 -> 23/55/24 answers, none lost).")
     swap_followups: bool = Field(True, description="Rewrite 'còn X thì sao?' / 'what about X?' by swapping X into "
                                  "the previous question (chosen by corpus support, no LLM call) instead of condensing.")
     refusal_min_vector: float | None = Field(None, ge=-1, le=1, description="Best raw cosine needed to answer; "

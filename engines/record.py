@@ -41,7 +41,7 @@ class CondenseTrace:
     window: int = 0
     raw_output: str | None = None
     fallback_reason: str | None = None
-    rule: str | None = None  # "swap": "còn X thì sao?" rewritten without an LLM
+    rule: str | None = None  # "swap": "còn X thì sao?" rewritten without an LLM; "names": names kept
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from llama_index.core.llms import LLM
 from llama_index.core.prompts import PromptTemplate
 
 from engines import rewrite
+from engines.names import dropped_names
 from engines.record import CondenseTrace
 from engines.retrieval import Retrieval
 from engines.steps.base import BaseStep, StepOutput, TurnState
@@ -44,7 +45,8 @@ class CondenseStep(BaseStep):
     name: ClassVar[str] = "condense"
 
     def __init__(self, llm: LLM, *, window: int = 6, prompt: PromptTemplate | None = None,
-                 swap_followups: bool = True, embed_model: Any = None, retrieval: Retrieval | None = None) -> None:
+                 swap_followups: bool = True, embed_model: Any = None, retrieval: Retrieval | None = None,
+                 carry_names: bool = False) -> None:
         if window < 0:
             raise ValueError(f"condense window must be >= 0, got {window}")
         self.llm = llm
@@ -53,6 +55,7 @@ class CondenseStep(BaseStep):
         self.swap_followups = swap_followups
         self._embed_model = embed_model
         self._retrieval = retrieval
+        self.carry_names = carry_names
 
     def run(self, state: TurnState) -> Condensed:
         size = self.window if state.options.condense_window is None else state.options.condense_window
@@ -76,9 +79,13 @@ class CondenseStep(BaseStep):
         if decision.fallback_reason:
             logger.warning("condense fallback (%s): %r -> %r; using %r",
                            decision.fallback_reason, question, raw, decision.query)
+        query, rule = decision.query, None
+        if self.carry_names and not decision.fallback_reason:
+            if names := dropped_names(question, query, [*rewrite.user_messages(recent), previous]):
+                query, rule = f"{query} ({', '.join(names)})", "names"
         trace = CondenseTrace(used_llm=True, window=len(recent), raw_output=raw,
-                              fallback_reason=decision.fallback_reason)
-        return Condensed(llm_calls=1, query=decision.query, trace=trace)
+                              fallback_reason=decision.fallback_reason, rule=rule)
+        return Condensed(llm_calls=1, query=query, trace=trace)
 
     def _swap(self, question: str, previous: str, options_filter: Any) -> str | None:
         """"Còn X thì sao?": the previous question with its subject swapped for X, the swap chosen by

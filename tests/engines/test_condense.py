@@ -334,3 +334,17 @@ def test_a_rewrite_whose_it_stands_for_nothing_is_kept():
     assert condense.guard(question, rewrite, history) == condense.CondenseDecision(rewrite)
     # a pronoun the model left in is still not trusted
     assert condense.guard(question, "How long does it take?", history).fallback_reason == "still_dependent"
+
+
+def test_a_rewrite_that_lost_the_conversations_name_gets_it_in_brackets_when_asked():
+    from engines.models.fakes import ScriptedLLM
+    from engines.steps.condense import CondenseStep
+
+    history = [ChatMessage(role=MessageRole.USER, content="Quỹ hưu trí Phú Thịnh Vượng cho rút trước hạn không?"),
+               ChatMessage(role=MessageRole.ASSISTANT, content="Được, sau 5 năm.")]
+    question = "Rút trước hạn thì mất phí bao nhiêu phần trăm?"
+    reply = "Rút tiền trước hạn thì mất phí bao nhiêu phần trăm?"  # the small model's rewrite, the fund's name gone
+    on = CondenseStep(ScriptedLLM([reply]), carry_names=True).rewrite(question, history)
+    assert on.query == f"{reply} (Phú Thịnh Vượng)" and on.trace.rule == "names"
+    off = CondenseStep(ScriptedLLM([reply])).rewrite(question, history)
+    assert off.query == reply and off.trace.rule is None

@@ -1,0 +1,76 @@
+"""Names a conversation is about, and whether a rewrite kept them.
+
+The packaged 1.5B condenser keeps a follow-up's own words and often leaves out what the conversation is
+about: after a question on one insurance plan, one hospital or one data package, "Dùng hết 2 GB trong
+ngày có bị cắt mạng không?" comes back without the package's name, and retrieval then ranks every
+organisation's rules alike. A proper name or a code in an earlier question ("An Khang Vàng", "Bệnh viện
+Hạnh An", "SAO2") is what the conversation is about in the most literal sense. Pure functions; written
+forms only (capitals and digits), no lexicon.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from engines.text import normalize
+
+_WORD = re.compile(r"[^\W_][\w'’.-]*[^\W_]|[^\W_]")
+#: Where a sentence starts: its first word is capitalised whatever it is.
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)\s*[\"“(]*$")
+
+
+def _is_name_word(word: str) -> bool:
+    """A word written as part of a name: a capital first letter and more than one letter, or a code
+    ("SAO2", "LH", "BT-01")."""
+    return len(word) > 1 and word[0].isupper()
+
+
+def _is_code(word: str) -> bool:
+    """A product or form code ("SAO2", "BT-01", "VNeID"); not a unit or a short acronym ("GB", "VND")."""
+    if any(c.isdigit() for c in word):
+        return any(c.isupper() for c in word)
+    return len(word) >= 4 and sum(c.isupper() for c in word) >= 2
+
+
+def names_in(text: str) -> list[str]:
+    """Runs of two or more capitalised words ("An Khang Vàng", "Hanh An General Hospital") and codes
+    ("SAO2"), in order, each once. One capitalised word alone is no name: a sentence's start ("Gói",
+    "What"), a weekday, or the first syllable of a Vietnamese institution ("Bệnh viện")."""
+    text = normalize(text)
+    names: list[str] = []
+    run: list[re.Match[str]] = []
+
+    def close() -> None:
+        if not run:
+            return
+        words = [m.group() for m in run]
+        at_start = bool(_SENTENCE_START.search(text[: run[0].start()]))
+        if at_start and not _is_code(words[0]):
+            words = words[1:]  # the sentence's first word is capitalised anyway
+        name = re.sub(r"['’]s$", "", " ".join(words))  # "Acme Corp's revenue": the name is "Acme Corp"
+        if name and (len(words) > 1 or _is_code(words[0])) and name not in names:
+            names.append(name)
+
+    for match in _WORD.finditer(text):
+        gap = text[run[-1].end(): match.start()] if run else ""
+        if _is_name_word(match.group()) and (not run or gap.strip() == ""):
+            run.append(match)
+            continue
+        close()
+        run = [match] if _is_name_word(match.group()) else []
+    close()
+    return names
+
+
+def dropped_names(question: str, rewrite: str, earlier: Sequence[str]) -> list[str]:
+    """The names of the latest earlier question that has any, when neither ``question`` nor its
+    ``rewrite`` keeps one of them and ``question`` names none of its own (a follow-up that names
+    something has changed or narrowed the subject itself); else []."""
+    if names_in(question):
+        return []
+    latest = next((found for text in reversed(earlier) if (found := names_in(text))), [])
+    kept = normalize(f"{question} {rewrite}").casefold()
+    if not latest or any(name.casefold() in kept for name in latest):
+        return []
+    return latest
