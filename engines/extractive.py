@@ -104,7 +104,7 @@ class Clause:
     passage: int  # index into the passages given to :func:`split_clauses`
     position: int  # order inside the passage
     heading: str = ""
-    lead: str = ""  # the lead-in of the list this clause is an item of ("lao động nam được nghỉ:")
+    lead: str = ""  # the lead-in of the list this clause is an item of ("nhân viên được nghỉ:")
 
 
 #: The product's default for :attr:`ExtractConfig.range_weight` (and the setting ``clause_range_weight``).
@@ -160,8 +160,8 @@ class ExtractConfig:
     #: A bold section title is the heading of the clauses below it (``split_clauses``). The conflict
     #: check's question focus leaves it off: there it lost a held-out dev answer (docs/answers.md).
     bold_headings: bool = False
-    #: A list item is scored with the lead-in that introduced its list ("lao động nam được nghỉ:" before
-    #: "7 ngày làm việc khi vợ sinh phẫu thuật"): alone, an item does not say what its number is of.
+    #: A list item is scored with the lead-in that introduced its list ("Khi chuyển nơi công tác, nhân viên được
+    #: nghỉ:" before "5 ngày khi chuyển ra ngoài tỉnh"): alone, an item does not say what its number is of.
     #: Dev (heldout3, held-out, bundled): 23 / 54 / 21 -> 23 / 54 / 23 answers, none lost. The conflict
     #: check's question focus leaves it off.
     lead_ins: bool = DEFAULT_LEAD_INS

@@ -1,11 +1,11 @@
 """Names a conversation is about, and whether a rewrite kept them.
 
 The packaged 1.5B condenser keeps a follow-up's own words and often leaves out what the conversation is
-about: after a question on one insurance plan, one hospital or one data package, "Dùng hết 2 GB trong
-ngày có bị cắt mạng không?" comes back without the package's name, and retrieval then ranks every
-organisation's rules alike. A proper name or a code in an earlier question ("An Khang Vàng", "Bệnh viện
-Hạnh An", "SAO2") is what the conversation is about in the most literal sense. Pure functions; written
-forms only (capitals and digits), no lexicon.
+about: after a question on one fund, one hospital or one data package, the rewrite of "is there a fee
+for that?" keeps "fee" and drops the package's name, and retrieval then ranks every organisation's
+rules alike. A proper name or a code in an earlier question ("Phú Thịnh Vượng", "QX-17") is what the
+conversation is about in the most literal sense. Pure functions; written forms only (capitals and
+digits), no lexicon.
 """
 
 from __future__ import annotations
@@ -22,20 +22,20 @@ _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)\s*[\"“(]*$")
 
 def _is_name_word(word: str) -> bool:
     """A word written as part of a name: a capital first letter and more than one letter, or a code
-    ("SAO2", "LH", "BT-01")."""
+    ("QX-17", "LH", "MoMo")."""
     return len(word) > 1 and word[0].isupper()
 
 
 def _is_code(word: str) -> bool:
-    """A product or form code ("SAO2", "BT-01", "VNeID"); not a unit or a short acronym ("GB", "VND")."""
+    """A product or form code ("QX-17", "TaxiGo"); not a unit or a short acronym ("GB", "VND")."""
     if any(c.isdigit() for c in word):
         return any(c.isupper() for c in word)
     return len(word) >= 4 and sum(c.isupper() for c in word) >= 2
 
 
 def names_in(text: str) -> list[str]:
-    """Runs of two or more capitalised words ("An Khang Vàng", "Hanh An General Hospital") and codes
-    ("SAO2"), in order, each once. One capitalised word alone is no name: a sentence's start ("Gói",
+    """Runs of two or more capitalised words ("Phú Thịnh Vượng", "Silver Harbor Dental Plan") and codes
+    ("QX-17"), in order, each once. One capitalised word alone is no name: a sentence's start ("Gói",
     "What"), a weekday, or the first syllable of a Vietnamese institution ("Bệnh viện")."""
     text = normalize(text)
     names: list[str] = []

@@ -88,25 +88,25 @@ def test_a_bold_section_title_heads_the_clauses_below_it_when_asked():
 
 
 def test_a_list_item_keeps_the_lead_in_that_introduced_its_list_when_asked():
-    """"7 ngày làm việc khi vợ sinh phẫu thuật;" alone does not say whose leave it is; its lead-in does."""
+    """"5 ngày nghỉ khi chuyển ra ngoài tỉnh." alone does not say whose leave it is; its lead-in does."""
     rules = "\n".join([
-        "Khi vợ sinh con, lao động nam được nghỉ:",
-        "- 5 ngày làm việc khi vợ sinh thường;",
-        "- 7 ngày làm việc khi vợ sinh phẫu thuật.",
-        "Lao động nữ được nghỉ 6 tháng.",
-        "4.2. Quy đổi phép: chỉ trong hai trường hợp: (a) thôi việc; (b) theo yêu cầu công ty, mức 100% lương."])
+        "Khi chuyển nơi công tác, nhân viên được nghỉ:",
+        "- 3 ngày nghỉ khi chuyển trong tỉnh;",
+        "- 5 ngày nghỉ khi chuyển ra ngoài tỉnh.",
+        "Nhân viên tự thu xếp phương tiện đi lại.",
+        "4.2. Hoàn phí: chỉ trong hai trường hợp: (a) hủy trước hạn; (b) theo yêu cầu công ty, mức 100% phí."])
     leads = [(c.text, c.lead) for c in ex.split_clauses([rules], lead_ins=True)]
     assert leads == [
-        ("Khi vợ sinh con, lao động nam được nghỉ:", ""),
-        ("5 ngày làm việc khi vợ sinh thường;", "Khi vợ sinh con, lao động nam được nghỉ"),
-        ("7 ngày làm việc khi vợ sinh phẫu thuật.", "Khi vợ sinh con, lao động nam được nghỉ"),
-        ("Lao động nữ được nghỉ 6 tháng.", ""),  # the full stop closed the list
-        ("4.2. Quy đổi phép: chỉ trong hai trường hợp: (a) thôi việc;", ""),
-        ("(b) theo yêu cầu công ty, mức 100% lương.", "4.2. Quy đổi phép: chỉ trong hai trường hợp")]
+        ("Khi chuyển nơi công tác, nhân viên được nghỉ:", ""),
+        ("3 ngày nghỉ khi chuyển trong tỉnh;", "Khi chuyển nơi công tác, nhân viên được nghỉ"),
+        ("5 ngày nghỉ khi chuyển ra ngoài tỉnh.", "Khi chuyển nơi công tác, nhân viên được nghỉ"),
+        ("Nhân viên tự thu xếp phương tiện đi lại.", ""),  # the full stop closed the list
+        ("4.2. Hoàn phí: chỉ trong hai trường hợp: (a) hủy trước hạn;", ""),
+        ("(b) theo yêu cầu công ty, mức 100% phí.", "4.2. Hoàn phí: chỉ trong hai trường hợp")]
     assert all(c.lead == "" for c in ex.split_clauses([rules]))  # off: items stand alone
     item = ex.split_clauses([rules], lead_ins=True)[2]
-    assert ex.scoring_text(item, "Chế độ thai sản") == ("Chế độ thai sản. Khi vợ sinh con, lao động nam được nghỉ. "
-                                                         "7 ngày làm việc khi vợ sinh phẫu thuật.")
+    assert ex.scoring_text(item, "Chế độ công tác") == ("Chế độ công tác. Khi chuyển nơi công tác, nhân viên được nghỉ. "
+                                                         "5 ngày nghỉ khi chuyển ra ngoài tỉnh.")
 
 
 def test_the_rule_under_a_table_header_is_no_clause_and_a_table_ends_its_lead_in():
