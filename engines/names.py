@@ -16,8 +16,16 @@ from collections.abc import Sequence
 from engines.text import normalize
 
 _WORD = re.compile(r"[^\W_][\w'’.-]*[^\W_]|[^\W_]")
-#: Where a sentence starts: its first word is capitalised whatever it is.
-_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)\s*[\"“(]*$")
+#: What may stand between a sentence's end and its first word.
+_OPENERS = " \t\"“('‘"
+#: A sentence's end: its next word is capitalised whatever it is.
+_SENTENCE_ENDS = ".!?:;\n"
+
+
+def _starts_sentence(text: str, start: int) -> bool:
+    """Whether the word at ``start`` opens a sentence (a bounded look back: a long message stays linear)."""
+    before = text[max(0, start - 16): start].rstrip(_OPENERS)
+    return not before and start <= 16 or bool(before) and before[-1] in _SENTENCE_ENDS
 
 
 def _is_name_word(word: str) -> bool:
@@ -45,7 +53,7 @@ def names_in(text: str) -> list[str]:
         if not run:
             return
         words = [m.group() for m in run]
-        at_start = bool(_SENTENCE_START.search(text[: run[0].start()]))
+        at_start = _starts_sentence(text, run[0].start())
         if at_start and not _is_code(words[0]):
             words = words[1:]  # the sentence's first word is capitalised anyway
         name = re.sub(r"['’]s$", "", " ".join(words))  # "Acme Corp's revenue": the name is "Acme Corp"

@@ -26,3 +26,13 @@ def test_a_rewrite_that_lost_the_conversations_name_gets_it_back():
     assert dropped_names("Rút online được không?", "Quỹ Phú Thịnh Vượng có rút online được không?", earlier) == []
     assert dropped_names("Còn quỹ An Bình Xanh thì sao?", "Quỹ An Bình Xanh cho rút trước hạn không?", earlier) == []
     assert dropped_names("Rút online được không?", "Có rút online được không?", ["Phí rút là bao nhiêu?"]) == []
+
+
+def test_a_very_long_message_is_read_in_linear_time():
+    """The service takes any message; looking back for a sentence's start must not rescan the whole text."""
+    import time
+
+    text = "Quỹ Phú Thịnh Vượng. " * 20000
+    started = time.process_time()
+    assert names_in(text) == ["Phú Thịnh Vượng"]
+    assert time.process_time() - started < 5.0
