@@ -183,7 +183,8 @@ class Repl:
         for transform in record.transforms:
             self._line(f"transform {transform}", style="cyan")
         if record.condense.rule:
-            self._line(f"condense rule: {record.condense.rule} (no LLM call)", style="cyan")
+            note = "after the LLM's rewrite" if record.condense.used_llm else "no LLM call"
+            self._line(f"condense rule: {record.condense.rule} ({note})", style="cyan")
         if record.condense.fallback_reason:
             self._line(f"condense fallback: {record.condense.fallback_reason} (model said: {record.condense.raw_output!r})", style="cyan")
         for cand in record.candidates:

@@ -58,6 +58,7 @@ class RowResult:
     conflicts: dict[str, Any] = field(default_factory=dict)
     condense_used_llm: bool = False
     condense_fallback: str | None = None
+    condense_rule: str | None = None  # "swap", "names": what the step did beside (or instead of) the LLM
     skipped: str | None = None
     history_seen: tuple[tuple[str, str], ...] = ()  # the history the engine was given
     route: str = "docs"
@@ -84,6 +85,7 @@ class RowResult:
             "stale_value": row.stale_value, "stale": self.stale,
             "latency_ms": dict(self.latency_ms), "llm_calls": self.llm_calls, "conflicts": self.conflicts,
             "condense_used_llm": self.condense_used_llm, "condense_fallback": self.condense_fallback,
+            "condense_rule": self.condense_rule,
             "route": self.route, "transforms": list(self.transforms),
             "skipped": self.skipped, "rewrite": row.rewrite, "expected_answer": row.answer, "filters": row.filters,
             "source": row.where,
@@ -208,7 +210,8 @@ def from_record(config: str, index: int, row: EvalRow, message: str, record: Tur
         refusal_reason=record.refusal_reason, answer=record.answer, latency_ms=dict(record.timings_ms),
         llm_calls=record.llm_calls, conflicts=dict(record.conflicts or {}),
         condense_used_llm=record.condense.used_llm, condense_fallback=record.condense.fallback_reason,
-        history_seen=history_seen, route=record.route, transforms=tuple(record.transforms),
+        condense_rule=record.condense.rule, history_seen=history_seen, route=record.route,
+        transforms=tuple(record.transforms),
     )
 
 
