@@ -26,7 +26,7 @@ from cachetools import LRUCache
 from engines.asks import asked_for, carries, counted_noun, states_count_of, states_quantity
 from engines.bm25 import tokenize
 from engines.ranges import band_score, bands, question_numbers
-from engines.text import detect_language, normalize, passage_language
+from engines.text import normalize, other_language
 
 #: Sentence ends inside a line: ". " followed by an upper-case letter or a digit (Vietnamese
 #: capitals included). Decimal commas/points ("8,5%", "4.2") never have a space after them.
@@ -237,9 +237,9 @@ def split_clauses(passages: Sequence[str], bold_headings: bool = False, lead_ins
                     seen.add(key)
                     clauses.append(Clause(sentence, index, position, heading, lead if lead_ins else ""))
                     position += 1
-                if i == 0 and len(sentences) > 1 and lead_ins:
+                if i == 0 and len(sentences) > 1:
                     lead = inline_lead(sentence) or lead
-            lead = list_lead(line, lead) if lead_ins else lead
+            lead = list_lead(line, lead)
     return clauses
 
 
@@ -411,11 +411,6 @@ def rank_clauses(query: str, passages: Sequence[str], titles: Sequence[str],
     crossed = [config.cross_language_boost if other[c.passage] else 0.0 for c in clauses]
     return clauses, [s + b + p + r + k + x for s, b, p, r, k, x in zip(scores, slots, prior, in_range, counts, crossed)]
 
-
-def other_language(query: str, passages: Sequence[str]) -> list[bool]:
-    """Per passage: whether it is written in the other language than ``query``."""
-    language = detect_language(query)
-    return [passage_language(p) != language for p in passages]
 
 
 def extract_answer(query: str, passages: Sequence[str], titles: Sequence[str], language: str,

@@ -19,7 +19,7 @@ from llama_index.core.retrievers.fusion_retriever import FUSION_MODES
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from pydantic import Field
 
-from engines.text import detect_language, passage_language
+from engines.text import other_language
 
 logger = logging.getLogger(__name__)
 
@@ -152,10 +152,10 @@ class HybridFusionRetriever(QueryFusionRetriever):
         below English ones that do not (and BM25 never finds it). Scores stay the cosines (the gate reads them)."""
         if name != "vector" or self._cross_language_boost <= 0 or not nodes:
             return nodes
-        language = detect_language(query)
+        other = other_language(query, [n.node.get_content() for n in nodes])
         boost = self._cross_language_boost
-        return sorted(nodes, key=lambda n: -(float(n.score or 0.0)
-                                             + (boost if passage_language(n.node.get_content()) != language else 0.0)))
+        order = sorted(range(len(nodes)), key=lambda i: -(float(nodes[i].score or 0.0) + (boost if other[i] else 0.0)))
+        return [nodes[i] for i in order]
 
     def fuse(self, results: list[tuple[str, list[NodeWithScore]]]) -> list[NodeWithScore]:
         """Weighted RRF over runs from :meth:`run` (several queries' runs may be pooled)."""

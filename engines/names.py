@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from engines.asks import carries
 from engines.text import normalize
 
 _WORD = re.compile(r"[^\W_][\w'’.-]*[^\W_]|[^\W_]")
@@ -25,7 +26,7 @@ _SENTENCE_ENDS = ".!?:;\n"
 def _starts_sentence(text: str, start: int) -> bool:
     """Whether the word at ``start`` opens a sentence (a bounded look back: a long message stays linear)."""
     before = text[max(0, start - 16): start].rstrip(_OPENERS)
-    return not before and start <= 16 or bool(before) and before[-1] in _SENTENCE_ENDS
+    return (not before and start <= 16) or (bool(before) and before[-1] in _SENTENCE_ENDS)
 
 
 def _is_name_word(word: str) -> bool:
@@ -35,10 +36,11 @@ def _is_name_word(word: str) -> bool:
 
 
 def _is_code(word: str) -> bool:
-    """A product or form code ("QX-17", "TaxiGo"); not a unit or a short acronym ("GB", "VND")."""
-    if any(c.isdigit() for c in word):
-        return any(c.isupper() for c in word)
-    return len(word) >= 4 and sum(c.isupper() for c in word) >= 2
+    """A product or form code (``engines.asks``' code shape: "QX-17", "SAO2") or a brand written with inner
+    capitals ("TaxiGo"); not a unit or a short acronym ("GB", "VND")."""
+    if carries(word, "code"):
+        return True
+    return not any(c.isdigit() for c in word) and len(word) >= 4 and sum(c.isupper() for c in word) >= 2
 
 
 def names_in(text: str) -> list[str]:

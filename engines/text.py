@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 _VI_LETTERS = set("ăâđêôơưàáảãạằắẳẵặầấẩẫậèéẻẽẹềếểễệìíỉĩịòóỏõọồốổỗộờớởỡợùúủũụừứửữựỳýỷỹỵ")
 _WORD = re.compile(r"(?u)\w+")
@@ -68,6 +68,13 @@ def main_language(languages: dict[str, float]) -> str:
 _EN_FRAME_WORDS = frozenset(
     "the is are was were be been does did what how when where why which who whom of for from with your you it its "
     "this that these those and or if will would should could there".split())
+
+
+def other_language(query: str, texts: Sequence[str]) -> list[bool]:
+    """Per text: whether it is written in the other language than ``query`` (the question's language by
+    :func:`detect_language`, each text's by :func:`passage_language`)."""
+    language = detect_language(query)
+    return [passage_language(t) != language for t in texts]
 
 
 def detect_language(text: str) -> str:

@@ -6,6 +6,7 @@ import pytest
 
 from engines import extractive as ex
 from engines.steps import check
+from engines.text import other_language
 
 SEASONAL = """# Nghỉ phép năm đối với nhân viên hợp đồng thời vụ
 
@@ -323,5 +324,5 @@ def test_an_english_question_weighs_vietnamese_clauses_by_the_embedders_cross_la
     clauses, off = ex.rank_clauses(question, passages, ["", ""], similarity, config)
     _, on = ex.rank_clauses(question, passages, ["", ""], similarity, replace(config, cross_language_boost=0.04))
     assert off[1] > off[0] and on[0] > on[1]
-    assert ex.other_language(question, passages) == [True, False]
-    assert ex.other_language("Khoa Khám bệnh làm việc ngày nào?", passages) == [False, True]
+    assert other_language(question, passages) == [True, False]
+    assert other_language("Khoa Khám bệnh làm việc ngày nào?", passages) == [False, True]
