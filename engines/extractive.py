@@ -412,7 +412,6 @@ def rank_clauses(query: str, passages: Sequence[str], titles: Sequence[str],
     return clauses, [s + b + p + r + k + x for s, b, p, r, k, x in zip(scores, slots, prior, in_range, counts, crossed)]
 
 
-
 def extract_answer(query: str, passages: Sequence[str], titles: Sequence[str], language: str,
                    similarity: Callable[[str, list[str]], Sequence[float]],
                    config: ExtractConfig = ExtractConfig()) -> tuple[str, list[tuple[Clause, float]]]:
