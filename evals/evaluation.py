@@ -28,6 +28,7 @@ from evals.audit import AuditEntry, audit_rows, audit_summary
 from evals.compare import SEED, Comparison, compare_configs
 from evals.configs import DEFAULT_CONFIGS, QueryConfig, resolve_configs
 from evals.dataset import DatasetSanity, EvalRow, sanity
+from evals.losses import chunk_texts, loss_summary, node_ids, with_losses
 from evals.metrics import hit_metric, metric_names, score_rows, summarise
 from evals.runner import ProgressFn, RowResult, replay
 
@@ -122,7 +123,13 @@ def run_evaluation(pipeline: "Pipeline", rows: Sequence[EvalRow],
     for config in resolved:
         replayed = replay(pipeline, rows, config, retrieval_only=retrieval_only, mode=mode, on_progress=on_progress)
         scored[config.name] = score_rows(replayed, k, retrieval_only=retrieval_only)
+    if not retrieval_only:
+        texts = chunk_texts(pipeline, node_ids(r for results in scored.values() for r in results))
+        scored = {name: with_losses(results, texts) for name, results in scored.items()}
     summary = {name: summarise(results, k, retrieval_only=retrieval_only) for name, results in scored.items()}
+    if not retrieval_only:
+        for name, results in scored.items():
+            summary[name]["answers"]["lost_at"] = loss_summary(results)
     metrics = list(compare_metrics or (hit_metric(k), f"recall@{k}"))
     comparisons = compare_configs(scored, baseline, metrics, seed=seed) if len(names) > 1 else []
     audit = [entry for c in resolved if c.audit for entry in audit_rows(scored[c.name], c.name)]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from evals.audit import audit_summary
 from evals.buckets import POSITIONS
 from evals.dataset import ROW_TYPES, all_bucket_keys
+from evals.losses import STAGES
 from evals.metrics import LATENCY_STEPS, hit_metric
 
 if TYPE_CHECKING:
@@ -31,6 +32,8 @@ PLOT_FILE = "hit_by_turn.png"
 MARKERS = ("o", "s", "^", "D", "v", "P")
 JITTER = 0.05
 DASH = "–"
+#: Turn buckets of the losses table (its per-type rows are follow-ups only).
+LOSS_BUCKETS = ("all", "turn1", "turn2+")
 MAX_AUDIT_EXAMPLES_TERMINAL = 10
 
 
@@ -77,6 +80,7 @@ def build_tables(result: "EvaluationResult", *, full: bool = False) -> list[Tabl
     tables = [dataset_table(result), hit_by_bucket_table(result), metrics_table(result), refusal_table(result)]
     if not result.retrieval_only:
         tables.append(answers_table(result))
+        tables.append(losses_table(result))
     tables.append(cost_table(result))
     if result.comparisons:
         tables.append(comparison_table(result, full=full))
@@ -147,6 +151,19 @@ def answers_table(result: "EvaluationResult") -> Table:
         rows.append([config, *must, stale])
     return Table("Answers", ["config", "must_contain all", "turn1", "turn2+", "stale (lower is better)"], rows,
                  ["stale = quotes stale_value and lacks a must_contain string"])
+
+
+def losses_table(result: "EvaluationResult") -> Table:
+    """Answerable rows with expected values, by the stage after which the value was gone (evals.losses)."""
+    rows = []
+    for config in result.configs:
+        lost = result.summary[config]["answers"].get("lost_at") or {}
+        for bucket, counts in lost.items():
+            if bucket in LOSS_BUCKETS or "/" in bucket:
+                rows.append([config, bucket, *(str(counts[stage]) for stage in STAGES), str(sum(counts.values()))])
+    return Table("Where the expected value was lost", ["config", "bucket", *STAGES, "rows"], rows,
+                 ["not retrieved: in none of the top-k chunks; set aside: retrieved, then removed by the conflict "
+                  "check; not quoted: in the passages read, not in the answer"])
 
 
 def cost_table(result: "EvaluationResult") -> Table:

@@ -50,6 +50,8 @@ class RowResult:
     message: str = ""  # what was sent to the engine
     query: str = ""  # what was retrieved with (after any condense step)
     retrieved_doc_ids: tuple[str, ...] = ()
+    retrieved_node_ids: tuple[str, ...] = ()  # the chunks retrieval kept, in rank order
+    context_node_ids: tuple[str, ...] = ()  # the chunks the answer read (after the conflict check)
     refused: bool = False
     refusal_reason: str | None = None
     answer: str = ""
@@ -67,6 +69,7 @@ class RowResult:
     hit: bool | None = None
     must_contain_ok: bool | None = None
     stale: bool | None = None
+    lost_at: str | None = None  # evals.losses: the stage after which the expected value was gone
 
     @property
     def scored(self) -> bool:
@@ -82,7 +85,7 @@ class RowResult:
             "hit": self.hit, "scores": dict(self.scores),
             "refused": self.refused, "refusal_reason": self.refusal_reason, "answer": self.answer,
             "must_contain": list(row.must_contain) or None, "must_contain_ok": self.must_contain_ok,
-            "stale_value": row.stale_value, "stale": self.stale,
+            "stale_value": row.stale_value, "stale": self.stale, "lost_at": self.lost_at,
             "latency_ms": dict(self.latency_ms), "llm_calls": self.llm_calls, "conflicts": self.conflicts,
             "condense_used_llm": self.condense_used_llm, "condense_fallback": self.condense_fallback,
             "condense_rule": self.condense_rule,
@@ -206,7 +209,9 @@ def from_record(config: str, index: int, row: EvalRow, message: str, record: Tur
     """A row result from the engine's turn record (the structured truth, never the answer text)."""
     return RowResult(
         config=config, index=index, row=row, message=message, query=record.query,
-        retrieved_doc_ids=tuple(record.retrieved_doc_ids), refused=record.refused,
+        retrieved_doc_ids=tuple(record.retrieved_doc_ids),
+        retrieved_node_ids=tuple(c.node_id for c in record.candidates),
+        context_node_ids=tuple(record.context_node_ids), refused=record.refused,
         refusal_reason=record.refusal_reason, answer=record.answer, latency_ms=dict(record.timings_ms),
         llm_calls=record.llm_calls, conflicts=dict(record.conflicts or {}),
         condense_used_llm=record.condense.used_llm, condense_fallback=record.condense.fallback_reason,

@@ -26,6 +26,7 @@ from engines.errors import ConfigError
 from evals.configs import resolve_configs
 from evals.dataset import load_rows
 from evals.evaluation import run_evaluation
+from evals.losses import STAGES
 
 #: Settings a variant cannot change: the models and the index are shared by all variants.
 SHARED = ("embedding", "llm", "llm_model", "llm_api_base", "llm_api_key", "condense_llm", "condense_llm_model",
@@ -68,7 +69,9 @@ def summarize(summary: dict[str, Any], k: int) -> dict[str, Any]:
             "unanswerable_refused": refusal["refusal_rate"], "n_unanswerable": refusal.get("n_unanswerable"),
             "answerable_refused": refusal["false_refusal_rate"],
             "stale": (answers["all"].get("stale_count"), answers["all"].get("n_stale")),
-            f"hit@{k}": summary["all/all"][f"hit@{k}"]}
+            f"hit@{k}": summary["all/all"][f"hit@{k}"],
+            "lost_at": {b: counts for b, counts in (summary["answers"].get("lost_at") or {}).items()
+                        if b in ("turn1", "turn2+")}}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -121,6 +124,7 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         table_rows[name] = {"overrides": overrides, **summarize(result.summary[config], args.k)}
         results[name] = [r.to_dict() for r in result.rows[config]]
     out.print(_table(table_rows, args.k))
+    out.print(_losses_table(table_rows))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"dataset": str(args.dataset), "variants": table_rows, "rows": results},
@@ -139,6 +143,17 @@ def _table(rows: dict[str, Any], k: int) -> Table:
         table.add_row(name, *(f"{h}/{n}" for h, n in (mc["all"], mc["turn1"], mc["turn2+"])),
                       f"{r['unanswerable_refused']:.2f} ({r['n_unanswerable']})", f"{r['answerable_refused']:.2f}",
                       "{}/{}".format(*r["stale"]), f"{r[f'hit@{k}']:.2f}")
+    return table
+
+
+def _losses_table(rows: dict[str, Any]) -> Table:
+    table = Table(title="where the expected value was lost (answerable rows; evals.losses)")
+    for column in ("variant", "turns", *STAGES):
+        table.add_column(column)
+    for name, r in rows.items():
+        for bucket, label in (("turn1", "turn 1"), ("turn2+", "turn 2+")):
+            counts = r["lost_at"].get(bucket) or {}
+            table.add_row(name, label, *(str(counts.get(stage, 0)) for stage in STAGES))
     return table
 
 

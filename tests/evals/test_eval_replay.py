@@ -121,6 +121,10 @@ def test_full_run_has_answer_metrics(pipeline, rows):
     result = run_evaluation(pipeline, rows, ["lastturn", "reference"], k=3, retrieval_only=False)
     answers = result.summary["lastturn"]["answers"]
     assert answers["n_must_contain"] == 2 and answers["n_stale"] == 1
+    # each checked row at exactly one stage, with the chunk ids it was followed through
+    assert sum(answers["lost_at"]["all"].values()) == 2
+    checked = [r for r in result.rows["lastturn"] if r.lost_at is not None]
+    assert len(checked) == 2 and all(r.retrieved_node_ids or r.refused for r in checked)
     assert result.summary["lastturn"]["cost"]["latency_ms"]["total"]["n"] == 7
     row = result.rows["lastturn"][0]
     assert row.answer and row.llm_calls >= 1 - int(row.refused)

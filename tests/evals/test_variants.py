@@ -44,6 +44,10 @@ def test_variants_run_side_by_side_and_differ_where_their_settings_do(tmp_path, 
     assert table["strict"]["answerable_refused"] == 1.0  # the gate refuses everything at 0.99
     assert table["default"]["answerable_refused"] < 1.0
     assert table["default"]["must_contain"]["all"][1] == 2  # the two rows with a must_contain value
+    # where the values were lost: every checked row at one stage; the strict gate refuses them all
+    assert table["strict"]["lost_at"]["turn1"]["refused"] + table["strict"]["lost_at"]["turn2+"]["refused"] == 2
+    assert sum(sum(table["default"]["lost_at"][b].values()) for b in ("turn1", "turn2+")) == 2
+    assert "where the expected value was lost" in out.getvalue()
 
 
 def test_a_bad_setting_value_names_the_setting(tmp_path, corpus):
