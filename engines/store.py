@@ -188,13 +188,19 @@ def fetch_embeddings(collection: Any, ids: list[str]) -> dict[str, list[float]]:
     return {chunk_id: list(vec) for chunk_id, vec in zip(got["ids"], got["embeddings"])}
 
 
-def fetch_chunks(collection: Any, ids: list[str]) -> list[dict[str, Any]]:
-    """Stored chunks by id as {id, text, metadata, embedding}; ids the store does not hold are skipped."""
+def fetch_chunks(collection: Any, ids: list[str], include_embeddings: bool = True) -> list[dict[str, Any]]:
+    """Stored chunks by id as {id, text, metadata[, embedding]}; ids the store does not hold are skipped."""
     if not ids:
         return []
-    got = collection.get(ids=list(ids), include=["documents", "metadatas", "embeddings"])
-    return [{"id": chunk_id, "text": got["documents"][i], "metadata": got["metadatas"][i] or {},
-             "embedding": list(got["embeddings"][i])} for i, chunk_id in enumerate(got["ids"])]
+    include = ["documents", "metadatas"] + (["embeddings"] if include_embeddings else [])
+    got = collection.get(ids=list(ids), include=include)
+    rows = []
+    for i, chunk_id in enumerate(got["ids"]):
+        row = {"id": chunk_id, "text": got["documents"][i], "metadata": got["metadatas"][i] or {}}
+        if include_embeddings:
+            row["embedding"] = list(got["embeddings"][i])
+        rows.append(row)
+    return rows
 
 
 def make_node(chunk_id: str, text: str, metadata: dict[str, Any], embedding: list[float] | None = None) -> TextNode:

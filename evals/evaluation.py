@@ -123,11 +123,10 @@ def run_evaluation(pipeline: "Pipeline", rows: Sequence[EvalRow],
     for config in resolved:
         replayed = replay(pipeline, rows, config, retrieval_only=retrieval_only, mode=mode, on_progress=on_progress)
         scored[config.name] = score_rows(replayed, k, retrieval_only=retrieval_only)
-    if not retrieval_only:
+    summary = {name: summarise(results, k, retrieval_only=retrieval_only) for name, results in scored.items()}
+    if not retrieval_only:  # where each wrong answer lost its value, from the chunks' stored texts
         texts = chunk_texts(pipeline, node_ids(r for results in scored.values() for r in results))
         scored = {name: with_losses(results, texts) for name, results in scored.items()}
-    summary = {name: summarise(results, k, retrieval_only=retrieval_only) for name, results in scored.items()}
-    if not retrieval_only:
         for name, results in scored.items():
             summary[name]["answers"]["lost_at"] = loss_summary(results)
     metrics = list(compare_metrics or (hit_metric(k), f"recall@{k}"))

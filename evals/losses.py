@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from engines.store import fetch_chunks
 from evals.buckets import TURN_BUCKETS, turn_buckets
 from evals.metrics import contains
 from evals.runner import RowResult
@@ -87,6 +88,5 @@ def chunk_texts(pipeline: "Pipeline", ids: Sequence[str]) -> dict[str, str]:
     """The stored text of each chunk id (ids the store does not hold are left out)."""
     if pipeline.retrieval is None or not ids:
         return {}
-    from engines.store import fetch_chunks
-
-    return {chunk["id"]: chunk["text"] for chunk in fetch_chunks(pipeline.retrieval.collection, list(ids))}
+    chunks = fetch_chunks(pipeline.retrieval.collection, list(ids), include_embeddings=False)
+    return {chunk["id"]: chunk["text"] for chunk in chunks}

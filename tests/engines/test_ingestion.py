@@ -14,13 +14,25 @@ import pytest
 from app.compose import ingest_path, open_pipeline
 from app.config import load_settings
 from engines.errors import IndexUnavailable
-from engines.store import get_collection, iter_chunks, load_bm25, open_chroma
+from engines.store import fetch_chunks, get_collection, iter_chunks, load_bm25, open_chroma
 from tests.conftest import write_doc
 
 
 def stored(settings):
     collection = get_collection(open_chroma(settings.index_dir), settings.collection, create=False)
     return collection, list(iter_chunks(collection))
+
+
+def test_fetch_chunks_by_id_with_or_without_vectors(settings, corpus):
+    ingest_path(settings, corpus)
+    collection, chunks = stored(settings)
+    ids = [chunks[1]["id"], "no-such-chunk", chunks[0]["id"]]
+    full = fetch_chunks(collection, ids)
+    texts = fetch_chunks(collection, ids, include_embeddings=False)
+    assert {c["id"] for c in full} == {chunks[0]["id"], chunks[1]["id"]}  # an unknown id is skipped
+    assert all(len(c["embedding"]) > 0 for c in full)
+    assert [(c["id"], c["text"]) for c in texts] == [(c["id"], c["text"]) for c in full]
+    assert all("embedding" not in c for c in texts)
 
 
 def test_reingest_skips_unchanged_and_replaces_changed(settings, corpus):
