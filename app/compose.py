@@ -38,6 +38,7 @@ from engines.ingestion import (
 )
 from engines.io import redis_lock
 from engines.models import Models
+from engines.models.cross_encoder import CrossEncoderScorer
 from engines.models.lazy import LazyEmbedding
 from engines.models.query_vectors import QueryVectorCache
 from engines.models.registry import (
@@ -61,6 +62,7 @@ from engines.steps.base import Step
 from engines.steps.check import GradedCheck, SelectCheck, YesNoCheck
 from engines.steps.condense import CondenseStep
 from engines.steps.gate import GateStep
+from engines.steps.rerank import RerankStep
 from engines.steps.retrieve import RetrieveStep
 from engines.steps.route import RouteStep
 from engines.store import (
@@ -96,7 +98,7 @@ def companion_name(settings: Settings) -> str | None:
 
 
 def build_models(settings: Settings, *, llm: Any = None, condense_llm: Any = None, embed_model: Any = None,
-                 companion_embed_model: Any = None) -> Models:
+                 companion_embed_model: Any = None, reranker: Any = None) -> Models:
     """Models from settings; explicit objects (tests, notebooks) take precedence."""
     embed_model = embed_model or QueryVectorCache(build_embedding(settings.embedding))
     companion = companion_name(settings)
@@ -115,10 +117,23 @@ def build_models(settings: Settings, *, llm: Any = None, condense_llm: Any = Non
         else:
             condense_llm = llm
     models = Models(embed_model=embed_model, llm=llm, condense_llm=condense_llm,
-                    companion_embed_model=companion_embed_model)
+                    companion_embed_model=companion_embed_model, reranker=reranker)
+    if reranker is None:
+        models = with_reranker(models, settings)
     if settings.llamaindex_globals:
         install_llamaindex_settings(models)
     return models
+
+
+def with_reranker(models: Models, settings: Settings) -> Models:
+    """``models`` with the cross-encoder ``settings`` name, loaded unless it already is, or with none
+    (evaluation variants share one set of models and differ in this setting)."""
+    wanted = settings.reranker if "rerank" in settings.steps else ""
+    if not wanted:
+        return models if models.reranker is None else replace(models, reranker=None)
+    if getattr(models.reranker, "model_name", None) == wanted:
+        return models
+    return replace(models, reranker=CrossEncoderScorer(wanted, max_length=settings.reranker_max_length))
 
 
 def install_llamaindex_settings(models: Models) -> None:
@@ -311,6 +326,11 @@ def _check(parts: Parts) -> Step | None:
     return SelectCheck(parts.models.llm) if s.answer_check == "select" else YesNoCheck(parts.models.llm)
 
 
+def _reranks(parts: Parts) -> bool:
+    """A cross-encoder is loaded and the rerank step is listed: retrieval fuses a wider pool for it."""
+    return parts.models.reranker is not None and "rerank" in parts.settings.steps
+
+
 StepBuilder = Callable[[Parts], "Step | None"]
 #: name -> builder (None: the step is off under these settings). The ``steps`` setting orders them.
 STEP_BUILDERS: dict[str, StepBuilder] = {
@@ -318,9 +338,11 @@ STEP_BUILDERS: dict[str, StepBuilder] = {
     "condense": lambda p: CondenseStep(p.models.condense_llm, window=p.settings.condense_window,
                                        swap_followups=p.settings.swap_followups, embed_model=p.models.embed_model,
                                        retrieval=p.retrieval, carry_names=p.settings.condense_carry_names),
-    "retrieve": lambda p: RetrieveStep(p.retrieval, embed_model=p.models.embed_model),
+    "retrieve": lambda p: RetrieveStep(p.retrieval, embed_model=p.models.embed_model,
+                                       pool=p.settings.rerank_pool if _reranks(p) else None),
     "gate": lambda p: GateStep(RelevanceGate(gate_threshold(p.settings, p.index.manifest), p.settings.refusal_min_bm25,
                                              p.settings.calibrated("refusal_english_offset"))),
+    "rerank": lambda p: RerankStep(p.models.reranker, top_n=p.settings.top_k) if _reranks(p) else None,
     "assemble": lambda p: AssembleStep([*_neighbours(p), *_conflicts(p)]),
     "answer": _answer,
     "check": _check,

@@ -126,10 +126,14 @@ class Settings(_ServiceSettings):
     bm25_weight: float | None = Field(None, ge=0, description="unset = by the corpus's main language (1 Vietnamese, "
                                       "0.5 English prose), recorded in the manifest at ingest.")
     num_queries: int = Field(1, ge=1, le=8)
+    reranker: str = Field("", description="A sentence-transformers cross-encoder (a local folder, or a hub id where the "
+                          "hub is reachable) that reorders the fused candidates; empty = off (none is packaged).")
+    rerank_pool: int = Field(20, ge=1, le=200, description="Fused candidates the reranker reads; it keeps top_k.")
+    reranker_max_length: int = Field(512, ge=32, le=8192, description="Tokens of query + passage the reranker reads.")
 
     # the turn
     steps: Annotated[list[str], NoDecode] = Field(
-        default_factory=lambda: ["route", "condense", "retrieve", "gate", "assemble", "answer", "check"],
+        default_factory=lambda: ["route", "condense", "retrieve", "gate", "rerank", "assemble", "answer", "check"],
         description="A turn's steps in order (comma-separated); registered in app/compose.py STEP_BUILDERS.")
 
     # conversation
@@ -247,6 +251,9 @@ class Settings(_ServiceSettings):
             raise ValueError(f"chunk_overlap ({self.chunk_overlap}) must be smaller than chunk_size ({self.chunk_size})")
         if self.top_k > self.candidate_k:
             raise ValueError(f"top_k ({self.top_k}) cannot exceed candidate_k ({self.candidate_k})")
+        if self.reranker and self.rerank_pool < self.top_k:
+            raise ValueError(f"rerank_pool ({self.rerank_pool}) cannot be smaller than top_k ({self.top_k}): "
+                             "the reranker keeps top_k of the pool")
         if self.vector_weight + (1.0 if self.bm25_weight is None else self.bm25_weight) <= 0:
             raise ValueError("vector_weight and bm25_weight cannot both be 0")
         for kind, field in ((self.llm, "llm"), (self.condense_llm, "condense_llm")):

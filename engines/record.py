@@ -24,6 +24,7 @@ class Candidate:
     fused_score: float
     raw_scores: dict[str, float] = field(default_factory=dict)
     ranks: dict[str, int] = field(default_factory=dict)
+    rerank_score: float | None = None  # the cross-encoder's, when the rerank step ran
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from evals.stats import percentile
 #: Our metric name -> ranx's.
 RANX_NAMES = {"hit": "hit_rate", "recall": "recall", "mrr": "mrr", "ndcg": "ndcg"}
 #: The turn's steps (engines/steps), then writing the answer; each timed by the pipeline.
-LATENCY_STEPS = ("route", "condense", "retrieve", "gate", "assemble", "answer", "check", "first_token", "write", "total")
+LATENCY_STEPS = ("route", "condense", "retrieve", "gate", "rerank", "assemble", "answer", "check", "first_token", "write", "total")
 
 
 def metric_names(k: int) -> tuple[str, ...]:

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from app.cli import add_common_flags, run_cli, settings_from
-from app.compose import build_models, build_pipeline, ingest_path, open_index
+from app.compose import build_models, build_pipeline, ingest_path, open_index, with_reranker
 from app.console import ProgressBars
 from app.logging_setup import configure_logging
 from engines.errors import ConfigError
@@ -116,7 +116,8 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     table_rows: dict[str, Any] = {}
     results: dict[str, Any] = {}
     for name, overrides in variants.items():
-        pipeline = build_pipeline(settings_from(args, **overrides), models, index)
+        settings = settings_from(args, **overrides)
+        pipeline = build_pipeline(settings, with_reranker(models, settings), index)
         with ProgressBars(err.file, disable=args.quiet) as bars:
             result = run_evaluation(pipeline, rows, configs, k=args.k, retrieval_only=False,
                                     on_progress=lambda config, done, total: bars(name, done, total))

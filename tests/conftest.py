@@ -70,9 +70,10 @@ def make_pipeline(settings, corpus):
     ingest_path(settings, corpus)
     index = open_index(settings)
 
-    def make(*, llm=None, condense_llm=None, embed_model=None, **overrides):
+    def make(*, llm=None, condense_llm=None, embed_model=None, reranker=None, **overrides):
         llm = llm or ScriptedLLM()
-        models = Models(embed_model=embed_model or HashEmbedding(), llm=llm, condense_llm=condense_llm or llm)
+        models = Models(embed_model=embed_model or HashEmbedding(), llm=llm, condense_llm=condense_llm or llm,
+                        reranker=reranker)
         return build_pipeline(load_settings(**{**settings.model_dump(), **overrides}), models, index)
 
     return make

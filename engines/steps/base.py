@@ -1,6 +1,6 @@
 """What every step of a turn shares: the turn's state going in, a frozen output coming out.
 
-A turn is ``route ─▶ condense ─▶ retrieve ─▶ gate ─▶ assemble ─▶ answer ─▶ check``. Each step
+A turn is ``route ─▶ condense ─▶ retrieve ─▶ gate ─▶ (rerank) ─▶ assemble ─▶ answer ─▶ check``. Each step
 reads a :class:`TurnState` and returns a frozen :class:`StepOutput` subclass that says
 
 * what it found (its own fields),

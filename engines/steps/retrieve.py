@@ -38,16 +38,17 @@ class Retrieved(StepOutput):
 class RetrieveStep(BaseStep):
     name: ClassVar[str] = "retrieve"
 
-    def __init__(self, retrieval: Retrieval, *, embed_model: Any = None) -> None:
+    def __init__(self, retrieval: Retrieval, *, embed_model: Any = None, pool: int | None = None) -> None:
         self.retrieval = retrieval
         self._embed_model = embed_model  # HyDE passages are embedded as passages
+        self.pool = pool  # fuse this many instead of top_k (a rerank step cuts them back)
 
     def run(self, state: TurnState) -> Retrieved:
         query = state.query or state.question
         flt = state.options.filter
         if self.retrieval.replaced and (kept := self.retrieval.replaced_for(query)) != self.retrieval.replaced:
             flt = flt.excluding(kept)  # the question names a replaced document: that one is let in
-        retriever = self.retrieval.retriever(flt)
+        retriever = self.retrieval.retriever(flt, top_k=self.pool)
         runs = retriever.run(QueryBundle(query))
         first_pass = tuple(retriever.fuse(runs))
         left_out = self._left_out(query, flt)

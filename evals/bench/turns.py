@@ -26,7 +26,7 @@ from evals.buckets import POSITION_BUCKETS, position_buckets
 from evals.stats import percentile
 
 #: Timing keys in the order of a turn (engines/steps, then writing the answer).
-STEPS = ("route", "condense", "retrieve", "gate", "assemble", "answer", "check", "first_token", "write", "total")
+STEPS = ("route", "condense", "retrieve", "gate", "rerank", "assemble", "answer", "check", "first_token", "write", "total")
 Timings = dict[str, dict[str, list[float]]]
 
 

@@ -11,6 +11,7 @@ def test_defaults_are_the_offline_embedded_stack(monkeypatch):
     s = load_settings()
     assert s.llm == "local" and s.embedding == "e5-small" and s.chroma_host is None
     assert s.condense_window == 6 and s.num_queries == 1
+    assert s.reranker == "" and "rerank" in s.steps  # listed, off until a cross-encoder is named
     assert s.effective_answer_mode == "extract"  # the packaged 1.5B model quotes, it does not paraphrase
 
 
@@ -40,6 +41,7 @@ def test_env_and_toml_and_overrides_in_order(tmp_path, monkeypatch):
     ({"llm": "claude"}, "TURNRAG_LLM"),
     ({"chunk_size": 100, "chunk_overlap": 200}, "chunk_overlap"),
     ({"llm": "openai-like"}, "TURNRAG_LLM_API_BASE"),
+    ({"reranker": "/models/ce", "top_k": 8, "rerank_pool": 5}, "rerank_pool"),
 ])
 def test_bad_values_name_the_setting(overrides, named):
     with pytest.raises(ConfigError) as err:

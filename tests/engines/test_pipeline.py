@@ -32,7 +32,7 @@ def test_stopping_after_a_named_step(pipeline) -> None:
     record = Session(pipeline, log_turns=False).run_until("retrieve", "Thẻ SKU-4417 phí bao nhiêu?", [])
     assert record.candidates and "gate" not in record.timings_ms and record.answer == ""
     with pytest.raises(KeyError, match="no such step"):
-        Session(pipeline).run_until("rerank", "q", [])
+        Session(pipeline).run_until("reverse", "q", [])
 
 
 @dataclass(frozen=True)
@@ -45,19 +45,19 @@ class Reversed(StepOutput):
 
 
 class ReverseRerank(BaseStep):
-    """A stand-in reranker: one file (here, the test) plus one registration."""
+    """A stand-in step that reorders: one file (here, the test) plus one registration."""
 
-    name: ClassVar[str] = "rerank"
+    name: ClassVar[str] = "reverse"
 
     def run(self, state: TurnState) -> Reversed:
         return Reversed(order=tuple(n.node.node_id for n in reversed(state.nodes)))
 
 
 def test_a_step_is_added_by_registering_it(make_pipeline, monkeypatch) -> None:
-    monkeypatch.setitem(compose.STEP_BUILDERS, "rerank", lambda parts: ReverseRerank())
+    monkeypatch.setitem(compose.STEP_BUILDERS, "reverse", lambda parts: ReverseRerank())
     plain = make_pipeline()
-    reranked = make_pipeline(steps=["condense", "retrieve", "rerank", "gate", "assemble", "answer"])
-    assert "rerank" in reranked.step_names and "rerank" not in plain.step_names
+    reranked = make_pipeline(steps=["condense", "retrieve", "reverse", "gate", "assemble", "answer"])
+    assert "reverse" in reranked.step_names and "reverse" not in plain.step_names
     question = "Phí thường niên thẻ tín dụng?"
     before = Session(plain).run_until("assemble", question, []).context_node_ids
     after = Session(reranked).run_until("assemble", question, []).context_node_ids
