@@ -129,9 +129,13 @@ def with_reranker(models: Models, settings: Settings) -> Models:
     """``models`` with the cross-encoder ``settings`` name, loaded unless it already is, or with none
     (evaluation variants share one set of models and differ in this setting)."""
     wanted = settings.reranker if "rerank" in settings.steps else ""
+    if settings.reranker and not wanted:
+        logger.warning("setting reranker / TURNRAG_RERANKER names %r but the 'rerank' step is not in steps / "
+                       "TURNRAG_STEPS: nothing is reranked", settings.reranker)
     if not wanted:
         return models if models.reranker is None else replace(models, reranker=None)
-    if getattr(models.reranker, "model_name", None) == wanted:
+    loaded = (getattr(models.reranker, "model_name", None), getattr(models.reranker, "max_length", None))
+    if loaded == (wanted, settings.reranker_max_length):
         return models
     return replace(models, reranker=CrossEncoderScorer(wanted, max_length=settings.reranker_max_length))
 
@@ -339,7 +343,7 @@ STEP_BUILDERS: dict[str, StepBuilder] = {
                                        swap_followups=p.settings.swap_followups, embed_model=p.models.embed_model,
                                        retrieval=p.retrieval, carry_names=p.settings.condense_carry_names),
     "retrieve": lambda p: RetrieveStep(p.retrieval, embed_model=p.models.embed_model,
-                                       pool=p.settings.rerank_pool if _reranks(p) else None),
+                                       pool=max(p.settings.rerank_pool, p.settings.top_k) if _reranks(p) else None),
     "gate": lambda p: GateStep(RelevanceGate(gate_threshold(p.settings, p.index.manifest), p.settings.refusal_min_bm25,
                                              p.settings.calibrated("refusal_english_offset"))),
     "rerank": lambda p: RerankStep(p.models.reranker, top_n=p.settings.top_k) if _reranks(p) else None,

@@ -42,6 +42,7 @@ SETTINGS_IN_META = (
     "embedding", "llm", "llm_model", "condense_llm", "condense_llm_model", "chunk_size", "chunk_overlap",
     "top_k", "candidate_k", "rrf_k", "vector_weight", "bm25_weight", "num_queries", "condense_window",
     "refusal_min_vector", "refusal_calibration", "refusal_budget", "refusal_min_bm25", "conflicts", "resolve_conflicts",
+    "reranker", "rerank_pool", "reranker_max_length",
 )
 HEADLINE_BUCKETS = ("all/all", "all/turn1", "all/turn2+", "non_standalone/turn2+")
 

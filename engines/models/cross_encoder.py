@@ -27,6 +27,7 @@ class CrossEncoderScorer:
     def __init__(self, model: str, *, max_length: int = 512, batch_size: int = 16,
                  setting: str = "reranker / TURNRAG_RERANKER") -> None:
         self.model_name = model
+        self.max_length = max_length
         self.batch_size = batch_size
         self._lock = threading.Lock()
         self._model = _load(model, max_length, setting)
@@ -57,9 +58,10 @@ def _load(model: str, max_length: int, setting: str):  # -> sentence_transformer
         loaded = CrossEncoder(str(local) if looks_local else model, device="cpu", max_length=max_length,
                               local_files_only=looks_local)
     except Exception as exc:  # hub unreachable, not a cross-encoder, missing weights
+        where = "" if looks_local else f" No folder {(Path.cwd() / model)!s} either."
         raise ModelUnavailable(
             f"setting '{setting}': the cross-encoder {model!r} could not be loaded "
-            f"({exc.__class__.__name__}: {str(exc)[:200]}). Give a local folder, or a hub id where the hub is "
-            "reachable; leave it empty to rerank nothing (no reranker is packaged).") from exc
+            f"({exc.__class__.__name__}: {str(exc)[:200]}).{where} Give a local folder, or a hub id where the hub "
+            "is reachable; leave it empty to rerank nothing (no reranker is packaged).") from exc
     logger.info("reranker %s loaded (max_length %d)", model, max_length)
     return loaded

@@ -26,12 +26,13 @@ class Retrieved(StepOutput):
     transforms: tuple[str, ...] = ()  # which transforms ran and why
     #: replacements (``engines.replacements``) whose old document this query would have retrieved
     left_out: tuple[dict[str, Any], ...] = ()
+    recorded: int | None = None  # how many of ``nodes`` the record shows (top_k of a rerank pool; None: all)
 
     def apply(self, state: TurnState) -> TurnState:
         return replace(state, nodes=self.nodes, first_pass=self.first_pass)
 
     def record_fields(self) -> dict[str, Any]:
-        candidates: list[Candidate] = [candidate_of(n) for n in self.nodes]
+        candidates: list[Candidate] = [candidate_of(n) for n in self.nodes[: self.recorded]]
         return {"candidates": candidates, "transforms": list(self.transforms)}
 
 
@@ -50,11 +51,14 @@ class RetrieveStep(BaseStep):
             flt = flt.excluding(kept)  # the question names a replaced document: that one is let in
         retriever = self.retrieval.retriever(flt, top_k=self.pool)
         runs = retriever.run(QueryBundle(query))
-        first_pass = tuple(retriever.fuse(runs))
+        pooled = tuple(retriever.fuse(runs))
+        top_k = self.retrieval.config.top_k
+        first_pass = pooled[:top_k]  # what the gate judges, whether or not a rerank pool was fused
+        recorded = top_k if self.pool else None
         left_out = self._left_out(query, flt)
         expander = state.options.expander
         if expander is None:
-            return Retrieved(nodes=first_pass, first_pass=first_pass, left_out=left_out)
+            return Retrieved(nodes=pooled, first_pass=first_pass, left_out=left_out, recorded=recorded)
         best = max((float(n.raw_scores.get("vector", float("-inf"))) for n in first_pass
                     if getattr(n, "raw_scores", None)), default=None)
         t0 = time.perf_counter()
@@ -68,9 +72,9 @@ class RetrieveStep(BaseStep):
                 runs += retriever.run(bundle, only=["vector"])
             else:
                 runs += retriever.run(QueryBundle(extra.text))
-        nodes = tuple(retriever.fuse(runs)) if expansion.queries else first_pass
+        nodes = tuple(retriever.fuse(runs)) if expansion.queries else pooled
         return Retrieved(llm_calls=expansion.llm_calls, timings_ms=timings, nodes=nodes, first_pass=first_pass,
-                         transforms=tuple(expansion.trace), left_out=left_out)
+                         transforms=tuple(expansion.trace), left_out=left_out, recorded=recorded)
 
     def _left_out(self, query: str, flt: Any) -> tuple[dict[str, Any], ...]:
         """The replacements whose old document would be among this query's passages were it not

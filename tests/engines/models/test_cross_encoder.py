@@ -65,7 +65,7 @@ def test_the_composition_root_loads_it_and_the_turn_follows_its_order(cross_enco
     assert kept != [n.node.node_id for n in pool[:3]]  # the model disagrees with fusion: the rerank is visible
 
 
-def test_a_missing_or_unusable_model_names_the_setting(tmp_path) -> None:
+def test_a_missing_or_unusable_model_names_the_setting(tmp_path, monkeypatch) -> None:
     with pytest.raises(ModelUnavailable, match="TURNRAG_RERANKER.*not a folder"):
         CrossEncoderScorer(str(tmp_path / "no-such-model"))
     (tmp_path / "file.bin").write_bytes(b"x")
@@ -75,6 +75,10 @@ def test_a_missing_or_unusable_model_names_the_setting(tmp_path) -> None:
     empty.mkdir()
     with pytest.raises(ModelUnavailable, match="could not be loaded.*leave it empty"):
         CrossEncoderScorer(str(empty))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)  # fail at once, as on a machine with no hub
+    with pytest.raises(ModelUnavailable, match="No folder .*models/missing-ce either"):
+        CrossEncoderScorer("models/missing-ce")  # a relative name that is no folder here is taken for a hub id
 
 
 def test_variants_sharing_models_each_get_the_reranker_they_name(cross_encoder_dir) -> None:
@@ -88,3 +92,15 @@ def test_variants_sharing_models_each_get_the_reranker_they_name(cross_encoder_d
     off = load_settings(embedding="fake", llm="fake", reranker=str(cross_encoder_dir),
                         steps=["condense", "retrieve", "gate", "assemble", "answer"])
     assert with_reranker(named, off).reranker is None and with_reranker(named, load_settings()).reranker is None
+    shorter = with_reranker(named, load_settings(embedding="fake", llm="fake", reranker=str(cross_encoder_dir),
+                                                 reranker_max_length=128))
+    assert shorter is not named and shorter.reranker.max_length == 128
+
+
+def test_a_reranker_named_without_its_step_is_reported(cross_encoder_dir, caplog) -> None:
+    plain = build_models(load_settings(embedding="fake", llm="fake"), llm=ScriptedLLM(), embed_model=HashEmbedding())
+    off = load_settings(embedding="fake", llm="fake", reranker=str(cross_encoder_dir),
+                        steps=["condense", "retrieve", "gate", "assemble", "answer"])
+    with caplog.at_level("WARNING"):
+        assert with_reranker(plain, off).reranker is None
+    assert "TURNRAG_RERANKER" in caplog.text and "TURNRAG_STEPS" in caplog.text

@@ -87,3 +87,25 @@ def test_the_passage_carries_its_documents_title_once() -> None:
     assert passage_text(_node("a", "Phí 200.000 đồng.", 1.0, title="Thẻ Vàng")) == "Thẻ Vàng\nPhí 200.000 đồng."
     assert passage_text(_node("a", "Thẻ Vàng: phí 200.000 đồng.", 1.0, title="Thẻ Vàng")) == "Thẻ Vàng: phí 200.000 đồng."
     assert passage_text(_node("a", "Phí.", 1.0)) == "Phí."
+
+
+def test_the_gate_judges_the_same_top_k_with_or_without_a_reranker(make_pipeline) -> None:
+    question = "Nhân viên thử việc có phép năm không?"
+    plain, widened = make_pipeline(top_k=1), make_pipeline(top_k=1, rerank_pool=7, reranker=OverlapScorer())
+
+    def gated(pipeline):
+        return pipeline.run(Session(pipeline, log_turns=False)._start(question, []), until="gate")
+
+    before, after = gated(plain), gated(widened)
+    assert len(after.output("retrieve").nodes) == 7  # the pool is wider ...
+    assert [n.node.node_id for n in after.first_pass] == [n.node.node_id for n in before.first_pass]  # ... the gate's not
+    assert after.output("gate").max_raw_scores == before.output("gate").max_raw_scores
+    assert (after.draft is None) == (before.draft is None)
+    record = Session(widened, log_turns=False).run_until("gate", question, [])
+    assert [c.node_id for c in record.candidates] == [n.node.node_id for n in before.nodes]  # the record: top_k
+
+
+def test_a_refused_turn_records_top_k_candidates_not_the_pool(make_pipeline) -> None:
+    pipeline = make_pipeline(top_k=2, rerank_pool=7, reranker=OverlapScorer(), refusal_min_vector=0.99)
+    record = Session(pipeline, log_turns=False).run_until("answer", "Giá vé máy bay đi Đà Nẵng?", [])
+    assert record.refused and len(record.candidates) == 2
