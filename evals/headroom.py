@@ -1,0 +1,187 @@
+"""How much a reranker could win: where each answerable turn's expected value sits in the fused pool.
+
+The product replays the rows as it would answer them, with the rerank step's scorer replaced by one that
+records each turn's pool and keeps the fused order, so every turn is what the default pipeline does. Then,
+per turn bucket: in how many turns a passage among the fused top 5 / top 10 / whole pool holds a
+``must_contain`` value and, with ``--reranker``, among the cross-encoder's top 5 of the same pool. A value
+in the pool but not in the top 5 is what a reranker can bring to the answer; one outside the pool it cannot.
+
+    python -m evals.headroom data/eval/heldout4/dev/conversations.jsonl --corpus data/eval/heldout4/corpus \\
+        --index IDX --llm-cache IDX-condense.jsonl [--reranker FOLDER] [--out headroom.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import IO
+
+from rich.console import Console
+from rich.table import Table
+
+from app.cli import add_common_flags, run_cli, settings_from
+from app.compose import build_models, build_pipeline, ingest_path, open_index
+from app.console import ProgressBars
+from app.logging_setup import configure_logging
+from engines.models.cross_encoder import CrossEncoderScorer
+from engines.steps.rerank import PairScorer
+from evals.buckets import TURN_BUCKETS, turn_buckets
+from evals.configs import resolve_configs
+from evals.dataset import load_rows
+from evals.evaluation import run_evaluation
+from evals.metrics import contains
+from evals.runner import RowResult
+
+CUTS = (5, 10)
+
+
+class PoolRecorder:
+    """A rerank scorer that keeps the fused order and remembers each query's pool, in turn order."""
+
+    def __init__(self) -> None:
+        self.pools: dict[str, list[list[str]]] = {}
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        self.pools.setdefault(query, []).append(list(passages))
+        return [-float(i) for i in range(len(passages))]
+
+    def take(self, query: str) -> list[str] | None:
+        """The oldest pool recorded for ``query`` (rows are replayed in order), or None."""
+        pools = self.pools.get(query)
+        return pools.pop(0) if pools else None
+
+
+@dataclass(frozen=True)
+class TurnPool:
+    turn: int
+    query: str
+    passages: tuple[str, ...]
+    values: tuple[str, ...]
+    reranked: tuple[int, ...] = ()  # the cross-encoder's order of the passages, when one was given
+
+    def first_holding(self, order: Sequence[int] | None = None) -> int | None:
+        """1-based rank of the first passage holding an expected value, in ``order`` (default: fused)."""
+        order = range(len(self.passages)) if order is None else order
+        return next((rank for rank, i in enumerate(order, start=1)
+                     if any(contains(self.passages[i], v) for v in self.values)), None)
+
+
+@dataclass
+class Headroom:
+    pool: int
+    turns: list[TurnPool] = field(default_factory=list)
+    not_reached: int = 0  # answerable rows refused or routed away before the rerank step
+
+    def summary(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for bucket in TURN_BUCKETS:
+            chosen = [t for t in self.turns if bucket in turn_buckets(t.turn)]
+            ranks = [t.first_holding() for t in chosen]
+            row = {"turns": len(chosen), **{f"top{c}": sum(1 for r in ranks if r and r <= c) for c in CUTS},
+                   "pool": sum(1 for r in ranks if r)}
+            if any(t.reranked for t in chosen):
+                reranked = [t.first_holding(t.reranked) for t in chosen]
+                row["reranked_top5"] = sum(1 for r in reranked if r and r <= 5)
+            out[bucket] = row
+        return out
+
+
+def collect(results: Sequence[RowResult], recorder: PoolRecorder) -> Headroom:
+    """The pools of the answerable rows that name a value, matched to the rows' results in order."""
+    headroom = Headroom(pool=0)
+    for result in results:
+        values = tuple(result.row.must_contain or ())
+        if not values or not result.row.answerable:
+            continue
+        passages = recorder.take(result.query)
+        if passages is None:
+            headroom.not_reached += 1
+            continue
+        headroom.turns.append(TurnPool(result.row.turn, result.query, tuple(passages), values))
+        headroom.pool = max(headroom.pool, len(passages))
+    return headroom
+
+
+def rerank(headroom: Headroom, scorer: PairScorer) -> Headroom:
+    """The same pools in the cross-encoder's order (a new object; the fused order is kept beside it)."""
+    turns = []
+    for t in headroom.turns:
+        scores = scorer.score(t.query, list(t.passages))
+        turns.append(replace(t, reranked=tuple(sorted(range(len(scores)), key=lambda i: (-scores[i], i)))))
+    return replace(headroom, turns=turns)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m evals.headroom", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dataset", type=Path, help="evaluation rows (.jsonl)")
+    parser.add_argument("--corpus", type=Path, required=True, help="documents the rows refer to; ingested first")
+    parser.add_argument("--pool", type=int, default=20, help="fused chunks per turn (default %(default)s)")
+    parser.add_argument("--reranker", help="a cross-encoder folder (or hub id) whose top 5 of each pool is counted too")
+    parser.add_argument("--llm-cache", type=Path, help="JSONL cache of condense replies")
+    parser.add_argument("--out", type=Path, help="write the summary and each turn's ranks as JSON here")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_common_flags(parser)
+    return parser
+
+
+def main(argv: list[str] | None = None, *, stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    configure_logging(args.verbose)
+    out = Console(file=stdout or sys.stdout, highlight=False, width=140)
+    err = Console(file=stderr or sys.stderr, highlight=False, soft_wrap=True)
+    return run_cli(lambda: _run(args, out, err), err, interrupted="interrupted; nothing written.")
+
+
+def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    rows = load_rows(args.dataset)
+    settings = settings_from(args, rerank_pool=args.pool, reranker="")
+    scorer = CrossEncoderScorer(args.reranker) if args.reranker else None  # a bad name fails before the replay
+    models = build_models(settings)
+    if args.llm_cache:
+        from evals.llm_cache import CachedLLM
+
+        models = replace(models, condense_llm=CachedLLM(models.condense_llm, args.llm_cache))
+    ingest_path(settings, args.corpus, embed_model=models.embed_model, companion_embed_model=models.companion_embed_model)
+    recorder = PoolRecorder()
+    pipeline = build_pipeline(settings, replace(models, reranker=recorder), open_index(settings))
+    configs = resolve_configs(["condense"])
+    with ProgressBars(err.file, disable=args.quiet) as bars:
+        result = run_evaluation(pipeline, rows, configs, k=5, retrieval_only=True,
+                                on_progress=lambda config, done, total: bars("headroom", done, total))
+    headroom = collect(result.rows["condense"], recorder)
+    if scorer is not None:
+        headroom = rerank(headroom, scorer)
+    summary = headroom.summary()
+    out.print(_table(summary, headroom))
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        detail = [{"turn": t.turn, "query": t.query, "fused_rank": t.first_holding(),
+                   "reranked_rank": t.first_holding(t.reranked) if t.reranked else None} for t in headroom.turns]
+        args.out.write_text(json.dumps({"dataset": str(args.dataset), "pool": args.pool, "reranker": args.reranker,
+                                        "not_reached": headroom.not_reached, "summary": summary, "turns": detail},
+                                       ensure_ascii=False, indent=1), encoding="utf-8")
+        out.print(f"wrote {args.out}")
+    return 0
+
+
+def _table(summary: dict[str, dict[str, int]], headroom: Headroom) -> Table:
+    reranked = any("reranked_top5" in row for row in summary.values())
+    table = Table(title=f"the expected value in the fused pool of {headroom.pool} (answerable turns; "
+                        f"{headroom.not_reached} refused or routed away before it)")
+    for name in ("bucket", "turns", "fused top 5", "fused top 10", "pool", *(["reranked top 5"] if reranked else [])):
+        table.add_column(name)
+    for bucket, row in summary.items():
+        if not row["turns"]:
+            continue
+        cells = [bucket, str(row["turns"]), str(row["top5"]), str(row["top10"]), str(row["pool"])]
+        table.add_row(*cells, *([str(row.get("reranked_top5", "-"))] if reranked else []))
+    return table
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
