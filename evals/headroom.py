@@ -97,8 +97,8 @@ def collect(results: Sequence[RowResult], recorder: PoolRecorder) -> Headroom:
         values = tuple(result.row.must_contain or ())
         if not values or not result.row.answerable:
             continue
-        passages = recorder.take(result.query)
-        if passages is None:
+        passages = None if result.refused or result.route != "docs" else recorder.take(result.query)
+        if passages is None:  # the gate refused or the router sent it away: no pool was fused for it
             headroom.not_reached += 1
             continue
         headroom.turns.append(TurnPool(result.row.turn, result.query, tuple(passages), values))
