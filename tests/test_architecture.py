@@ -123,8 +123,8 @@ def test_app_and_evals_touch_no_private_member_of_ours() -> None:
 def test_only_cli_entry_points_of_evals_import_app() -> None:
     """The measuring library goes through engines' public API; only the command lines (and pytest's
     conftest) compose a pipeline with app."""
-    entry_points = {"evals.replay", "evals.variants", "evals.calibrate", "evals.conflicts", "evals.routes", "evals.conftest",
-                    "evals.bench.__main__"}
+    entry_points = {"evals.replay", "evals.variants", "evals.headroom", "evals.calibrate", "evals.conflicts",
+                    "evals.routes", "evals.conftest", "evals.bench.__main__"}
     importers = {name for name, path in MODULES.items()
                  if name.startswith("evals") and any(m.startswith("app") for m in _imports(name, path))}
     assert importers <= entry_points, f"evals modules importing app: {sorted(importers - entry_points)}"
