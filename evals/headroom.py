@@ -16,7 +16,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
@@ -24,17 +24,18 @@ from rich.console import Console
 from rich.table import Table
 
 from app.cli import add_common_flags, run_cli, settings_from
-from app.compose import build_models, build_pipeline, ingest_path, open_index
+from app.compose import build_pipeline
 from app.console import ProgressBars
 from app.logging_setup import configure_logging
 from engines.models.cross_encoder import CrossEncoderScorer
-from engines.steps.rerank import PairScorer
+from engines.steps.rerank import PairScorer, rerank_order
 from evals.buckets import TURN_BUCKETS, turn_buckets
 from evals.configs import resolve_configs
 from evals.dataset import load_rows
 from evals.evaluation import run_evaluation
 from evals.metrics import contains
 from evals.runner import RowResult
+from evals.variants import models_and_index
 
 CUTS = (5, 10)
 
@@ -70,10 +71,10 @@ class TurnPool:
                      if any(contains(self.passages[i], v) for v in self.values)), None)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Headroom:
     pool: int
-    turns: list[TurnPool] = field(default_factory=list)
+    turns: tuple[TurnPool, ...] = ()
     not_reached: int = 0  # answerable rows refused or routed away before the rerank step
 
     def summary(self) -> dict[str, dict[str, int]]:
@@ -92,18 +93,19 @@ class Headroom:
 
 def collect(results: Sequence[RowResult], recorder: PoolRecorder) -> Headroom:
     """The pools of the answerable rows that name a value, matched to the rows' results in order."""
-    headroom = Headroom(pool=0)
+    turns: list[TurnPool] = []
+    not_reached = 0
     for result in results:
         values = tuple(result.row.must_contain or ())
         if not values or not result.row.answerable:
             continue
         passages = None if result.refused or result.route != "docs" else recorder.take(result.query)
         if passages is None:  # the gate refused or the router sent it away: no pool was fused for it
-            headroom.not_reached += 1
+            not_reached += 1
             continue
-        headroom.turns.append(TurnPool(result.row.turn, result.query, tuple(passages), values))
-        headroom.pool = max(headroom.pool, len(passages))
-    return headroom
+        turns.append(TurnPool(result.row.turn, result.query, tuple(passages), values))
+    return Headroom(pool=max((len(t.passages) for t in turns), default=0), turns=tuple(turns),
+                    not_reached=not_reached)
 
 
 def rerank(headroom: Headroom, scorer: PairScorer) -> Headroom:
@@ -111,8 +113,8 @@ def rerank(headroom: Headroom, scorer: PairScorer) -> Headroom:
     turns = []
     for t in headroom.turns:
         scores = scorer.score(t.query, list(t.passages))
-        turns.append(replace(t, reranked=tuple(sorted(range(len(scores)), key=lambda i: (-scores[i], i)))))
-    return replace(headroom, turns=turns)
+        turns.append(replace(t, reranked=rerank_order(t.passages, scores, len(scores))))
+    return replace(headroom, turns=tuple(turns))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -141,14 +143,9 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     rows = load_rows(args.dataset)
     settings = settings_from(args, rerank_pool=args.pool, reranker="")
     scorer = CrossEncoderScorer(args.reranker) if args.reranker else None  # a bad name fails before the replay
-    models = build_models(settings)
-    if args.llm_cache:
-        from evals.llm_cache import CachedLLM
-
-        models = replace(models, condense_llm=CachedLLM(models.condense_llm, args.llm_cache))
-    ingest_path(settings, args.corpus, embed_model=models.embed_model, companion_embed_model=models.companion_embed_model)
+    models, index = models_and_index(settings, args.corpus, args.llm_cache)
     recorder = PoolRecorder()
-    pipeline = build_pipeline(settings, replace(models, reranker=recorder), open_index(settings))
+    pipeline = build_pipeline(settings, replace(models, reranker=recorder), index)
     configs = resolve_configs(["condense"])
     with ProgressBars(err.file, disable=args.quiet) as bars:
         result = run_evaluation(pipeline, rows, configs, k=5, retrieval_only=True,

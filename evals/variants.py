@@ -20,9 +20,12 @@ from rich.table import Table
 
 from app.cli import add_common_flags, run_cli, settings_from
 from app.compose import build_models, build_pipeline, ingest_path, open_index, with_reranker
+from app.config import Settings
 from app.console import ProgressBars
 from app.logging_setup import configure_logging
 from engines.errors import ConfigError
+from engines.models import Models
+from engines.store import Index
 from evals.configs import resolve_configs
 from evals.dataset import load_rows
 from evals.evaluation import run_evaluation
@@ -101,18 +104,24 @@ def main(argv: list[str] | None = None, *, stdout: IO[str] | None = None, stderr
     return run_cli(lambda: _run(args, out, err), err, interrupted="interrupted; nothing written.")
 
 
+def models_and_index(settings: Settings, corpus: Path, llm_cache: Path | None) -> tuple[Models, Index]:
+    """The models (condense replies through ``llm_cache`` when given) and the index of ``corpus``, ingested
+    first (unchanged files are skipped): what an evaluation command replays its rows against."""
+    models = build_models(settings)
+    if llm_cache:
+        from evals.llm_cache import CachedLLM
+
+        models = replace(models, condense_llm=CachedLLM(models.condense_llm, llm_cache))
+    ingest_path(settings, corpus, embed_model=models.embed_model, companion_embed_model=models.companion_embed_model)
+    return models, open_index(settings)
+
+
 def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     variants = dict(parse_variant(v) for v in args.variant)  # bad flags fail before any model loads
     rows = load_rows(args.dataset)
     configs = resolve_configs([args.query_config])
     base = settings_from(args)
-    models = build_models(base)
-    if args.llm_cache:
-        from evals.llm_cache import CachedLLM
-
-        models = replace(models, condense_llm=CachedLLM(models.condense_llm, args.llm_cache))
-    ingest_path(base, args.corpus, embed_model=models.embed_model, companion_embed_model=models.companion_embed_model)
-    index = open_index(base)
+    models, index = models_and_index(base, args.corpus, args.llm_cache)
     table_rows: dict[str, Any] = {}
     results: dict[str, Any] = {}
     for name, overrides in variants.items():

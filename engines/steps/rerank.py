@@ -33,11 +33,11 @@ def passage_text(nws: NodeWithScore) -> str:
     return f"{title}\n{text}" if title and not text.lstrip().startswith(title) else text
 
 
-def rerank_order(nodes: Sequence[NodeWithScore], scores: Sequence[float], top_n: int) -> tuple[int, ...]:
-    """Indexes of the ``top_n`` best-scored nodes, best first; a tie keeps the fused order."""
-    if len(scores) != len(nodes):
-        raise ValueError(f"{len(scores)} scores for {len(nodes)} nodes")
-    return tuple(sorted(range(len(nodes)), key=lambda i: (-scores[i], i))[:top_n])
+def rerank_order(items: Sequence[Any], scores: Sequence[float], top_n: int) -> tuple[int, ...]:
+    """Indexes of the ``top_n`` best-scored items (nodes or passages), best first; a tie keeps the fused order."""
+    if len(scores) != len(items):
+        raise ValueError(f"{len(scores)} scores for {len(items)} items")
+    return tuple(sorted(range(len(items)), key=lambda i: (-scores[i], i))[:top_n])
 
 
 @dataclass(frozen=True)

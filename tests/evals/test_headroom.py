@@ -24,10 +24,10 @@ class LastFirst:
 def test_ranks_and_buckets_count_where_the_value_sits() -> None:
     turns = [_pool(1, 0), _pool(2, 6), _pool(3, None), _pool(4, 7)]
     assert [t.first_holding() for t in turns] == [1, 7, None, 8]
-    summary = Headroom(pool=8, turns=turns).summary()
+    summary = Headroom(pool=8, turns=tuple(turns)).summary()
     assert summary["all"] == {"turns": 4, "top5": 1, "top10": 3, "pool": 3}
     assert summary["turn2+"] == {"turns": 3, "top5": 0, "top10": 2, "pool": 2}
-    reranked = rerank(Headroom(pool=8, turns=turns), LastFirst())
+    reranked = rerank(Headroom(pool=8, turns=tuple(turns)), LastFirst())
     assert reranked.summary()["all"]["reranked_top5"] == 2  # the values at 7 and 8 move to the top
     assert [t.reranked for t in turns] == [(), (), (), ()]  # the input is left as it was
 

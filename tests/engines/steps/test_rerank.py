@@ -79,7 +79,7 @@ def test_order_is_pure_and_ties_keep_the_fused_order() -> None:
     assert rerank_order(nodes, [0.1, 0.5, 0.5], 2) == (1, 2)
     assert rerank_order(nodes, [0.3, 0.2, 0.1], 5) == (0, 1, 2)
     assert [n.score for n in nodes] == [0.9, 0.8, 0.7]
-    with pytest.raises(ValueError, match="2 scores for 3 nodes"):
+    with pytest.raises(ValueError, match="2 scores for 3 items"):
         rerank_order(nodes, [0.1, 0.2], 1)
 
 
