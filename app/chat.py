@@ -24,10 +24,10 @@ from app.ingest import ensure_index
 from app.logging_setup import configure_logging
 from engines.chat import ConversationalRAGEngine
 from engines.errors import ConfigError, TurnragError
-from engines.filters import MetadataFilter
 from engines.models import Models
 from engines.pipeline import Pipeline
 from engines.record import TurnRecord
+from engines.retrieval.filters import MetadataFilter
 
 HELP = """Commands:
   /sources  show the sources of the last answer

@@ -18,17 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from app.config import Settings
+from engines.answering.extract import ClauseVectorCache, ExtractConfig
+from engines.answering.gate_calibration import GateCalibration
+from engines.answering.refusal import RelevanceGate
 from engines.chat import ConversationalRAGEngine
-from engines.companion import collection_name as companion_collection_name
-from engines.companion import companion_weight_for
+from engines.choices import Choices
 from engines.conflicts.claim_vectors import cross_language
 from engines.conflicts.postprocessor import ConflictPostprocessor
-from engines.documents import load_corpus
-from engines.errors import ConfigError, IndexUnavailable
-from engines.extractive import ClauseVectorCache, ExtractConfig
-from engines.filters import MetadataFilter
-from engines.gate_calibration import GateCalibration
-from engines.ingestion import (
+from engines.conversation.router import LLMRouter, SemanticRouter, load_examples
+from engines.corpus.documents import load_corpus
+from engines.corpus.ingestion import (
     ChunkingConfig,
     Companion,
     IngestReport,
@@ -36,6 +35,18 @@ from engines.ingestion import (
     ingest_documents,
     writer_lock,
 )
+from engines.corpus.store import (
+    Index,
+    Manifest,
+    bm25_from_store,
+    fetch_chunks,
+    fetch_embeddings,
+    get_collection,
+    load_bm25,
+    open_chroma,
+    published,
+)
+from engines.errors import ConfigError, IndexUnavailable
 from engines.io import redis_lock
 from engines.models import Models
 from engines.models.cross_encoder import CrossEncoderScorer
@@ -49,13 +60,15 @@ from engines.models.registry import (
     embedding_model_id,
     is_calibrated,
 )
-from engines.neighbours import NeighbourChunks
 from engines.pipeline import Pipeline
 from engines.record import TurnLog
-from engines.refusal import RelevanceGate
-from engines.retrieval import Retrieval, RetrievalConfig, bm25_weight_for
-from engines.router import LLMRouter, SemanticRouter, load_examples
-from engines.session import Choices, Session
+from engines.retrieval.companion import collection_name as companion_collection_name
+from engines.retrieval.companion import companion_weight_for
+from engines.retrieval.filters import MetadataFilter
+from engines.retrieval.hybrid import Retrieval, RetrievalConfig, bm25_weight_for
+from engines.retrieval.neighbours import NeighbourChunks
+from engines.retrieval.transforms import ExpansionConfig
+from engines.session import Session
 from engines.steps.answer import GenerateAnswer, QuestionFocus, QuoteAnswer
 from engines.steps.assemble import AssembleStep
 from engines.steps.base import Step
@@ -65,18 +78,6 @@ from engines.steps.gate import GateStep
 from engines.steps.rerank import RerankStep
 from engines.steps.retrieve import RetrieveStep
 from engines.steps.route import RouteStep
-from engines.store import (
-    Index,
-    Manifest,
-    bm25_from_store,
-    fetch_chunks,
-    fetch_embeddings,
-    get_collection,
-    load_bm25,
-    open_chroma,
-    published,
-)
-from engines.transforms import ExpansionConfig
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +85,7 @@ logger = logging.getLogger(__name__)
 # ---------------------------------------------------------------------------------- models
 
 
-#: The second embedder ``companion_embedding=auto`` picks beside a main one (engines.companion):
+#: The second embedder ``companion_embedding=auto`` picks beside a main one (engines.retrieval.companion):
 #: the packaged English MiniLM beside the packaged multilingual e5-small, none beside any other.
 AUTO_COMPANIONS = {"e5-small": "minilm"}
 

@@ -20,15 +20,15 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from engines.errors import ConfigError
-from engines.extractive import (
+from engines.answering.extract import (
     DEFAULT_CLAUSE_CROSS_LANGUAGE,
     DEFAULT_COUNT_WEIGHT,
     DEFAULT_FACT_GUARD,
     DEFAULT_LEAD_INS,
     DEFAULT_RANGE_WEIGHT,
 )
-from engines.gate_calibration import DEFAULT_BUDGET
+from engines.answering.gate_calibration import DEFAULT_BUDGET
+from engines.errors import ConfigError
 from engines.models.registry import calibration_for, embedder_names, embedder_spec
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -146,7 +146,7 @@ class Settings(_ServiceSettings):
     refusal_min_vector: float | None = Field(None, ge=-1, le=1, description="Best raw cosine needed to answer; "
                                              "unset = measured on the corpus at ingest (refusal_calibration).")
     refusal_calibration: Literal["auto", "corpus", "model"] = Field("auto", description="An unset refusal_min_vector "
-        "from: corpus = measured on this index at ingest, no labels (manifest.json, engines/gate_calibration.py); "
+        "from: corpus = measured on this index at ingest, no labels (manifest.json, engines/answering/gate_calibration.py); "
         "model = the embedder's registered value; auto = model where one was measured, else corpus (docs/evaluation.md).")
     refusal_budget: float = Field(DEFAULT_BUDGET, ge=0, lt=1, description="Corpus sentences the calibrated gate may refuse.")
     refusal_english_offset: float | None = Field(None, ge=0, le=1, description="The refusal bar is this much lower for "
@@ -238,7 +238,7 @@ class Settings(_ServiceSettings):
     @field_validator("transforms")
     @classmethod
     def _check_transforms(cls, value: list[str]) -> list[str]:
-        from engines.transforms import TRANSFORMS
+        from engines.retrieval.transforms import TRANSFORMS
 
         unknown = [v for v in value if v not in TRANSFORMS]
         if unknown:

@@ -17,9 +17,9 @@ from app.compose import ingest_path
 from app.config import Settings
 from app.console import ProgressBars
 from app.logging_setup import configure_logging
-from engines.gate_calibration import GateCalibration
-from engines.ingestion import IngestReport
-from engines.store import Manifest
+from engines.answering.gate_calibration import GateCalibration
+from engines.corpus.ingestion import IngestReport
+from engines.corpus.store import Manifest
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,7 +58,7 @@ def ensure_index(settings: Settings, corpus: Path, console: Console) -> None:
 
 
 def replacement_lines(settings: Settings) -> list[str]:
-    """Documents another one replaces (engines.replacements), and what retrieval does with them."""
+    """Documents another one replaces (engines.corpus.replacements), and what retrieval does with them."""
     manifest = Manifest.load(Path(settings.index_dir))
     found = (manifest.replacements or []) if manifest is not None else []
     what = ("left out of retrieval unless a question names one (TURNRAG_LEAVE_OUT_REPLACED=false keeps them)"

@@ -27,9 +27,9 @@ from app.service.api import ServiceState, create_app
 from app.service.keys import Keys
 from app.service.metrics import Metrics
 from app.service.turns import Limits, TurnService
-from engines.conversations import open_conversations
+from engines.conversation.store import open_conversations
 from engines.errors import ConfigError
-from engines.following import StoreFollower
+from engines.retrieval.following import StoreFollower
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -24,8 +24,8 @@ from llama_index.core.chat_engine.types import (
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.tools import ToolOutput
 
+from engines.conversation.rewrite import CONDENSE_PROMPT
 from engines.record import TurnRecord
-from engines.rewrite import CONDENSE_PROMPT
 from engines.session import Session
 from engines.writing import AnswerStream
 

@@ -14,17 +14,15 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from engines.choices import Choices
+from engines.corpus.store import Index
 from engines.models import Models
 from engines.record import Source, TurnLog, TurnRecord, sources_of
-from engines.retrieval import Retrieval
+from engines.retrieval.hybrid import Retrieval
 from engines.steps.base import Step, TurnOptions, TurnState
-from engines.store import Index
 from engines.text import detect_language
-
-if TYPE_CHECKING:
-    from engines.session import Choices
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +33,7 @@ ANSWER_NOT_FOUND = "answer_not_found"
 class Pipeline:
     """Steps plus the models and index they share. Thread-safe: steps keep no per-turn state."""
 
-    def __init__(self, steps: Sequence[Step], *, models: Models, choices: "Choices",
+    def __init__(self, steps: Sequence[Step], *, models: Models, choices: Choices,
                  retrieval: Retrieval | None = None, index: Index | None = None, log: TurnLog | None = None,
                  config: Mapping[str, Any] | None = None) -> None:
         names = [s.name for s in steps]

@@ -5,7 +5,8 @@ filter, query transforms, router, condense window) and a bounded window of recen
 It is cheap to create; a pipeline serves any number of them at once. A session itself serves
 one conversation: do not share it between threads.
 
-:class:`Choices` is what sessions may choose from, built once by the composition root.
+What a session may choose from (:class:`~engines.choices.Choices`) is the pipeline's, built once by
+the composition root.
 """
 
 from __future__ import annotations
@@ -13,60 +14,25 @@ from __future__ import annotations
 import time
 import uuid
 from collections import deque
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.memory import BaseMemory, ChatMemoryBuffer
 from llama_index.core.storage.chat_store import SimpleChatStore
 
-from engines.errors import ConfigError
-from engines.filters import MetadataFilter
 from engines.pipeline import Pipeline
 from engines.record import TurnRecord
+from engines.retrieval.filters import MetadataFilter
+from engines.retrieval.transforms import QueryExpander
 from engines.steps.base import TurnOptions
 from engines.steps.condense import Condensed
-from engines.transforms import ExpansionConfig, QueryExpander
 from engines.writing import AnswerStream
 
 #: Turn records a session keeps (the REPL's /record, the swap rule's previous rewrite).
 MAX_RECORDS = 32
 MEMORY_TOKEN_LIMIT = 8000
-ROUTER_KINDS = ("semantic", "llm", "off")
-
-
-@dataclass(frozen=True)
-class Choices:
-    """The filters, routers and transforms a session may use, and their defaults."""
-
-    base_filter: MetadataFilter = field(default_factory=MetadataFilter)
-    routers: Mapping[str, Any] = field(default_factory=dict)  # kind -> router ("off" -> None)
-    default_router: str = "off"
-    expansion: ExpansionConfig | None = None
-
-    def filter(self, extra: MetadataFilter | Mapping[str, Any] | None = None) -> MetadataFilter:
-        """The configured filter, narrowed by ``extra`` (fields narrow: the stricter wins; letting
-        superseded documents in is a choice either side may make)."""
-        base = self.base_filter
-        if extra is None:
-            return base
-        extra = extra if isinstance(extra, MetadataFilter) else MetadataFilter.parse(extra)
-        return base.merged(extra).with_inactive(base.include_inactive or extra.include_inactive)
-
-    def router(self, kind: str | None = None) -> Any:
-        kind = kind or self.default_router
-        if kind not in ROUTER_KINDS:
-            raise ConfigError(f"router {kind!r}: use {', '.join(ROUTER_KINDS)}")
-        return None if kind == "off" else self.routers.get(kind)
-
-    def expander(self, transforms: Sequence[str] | None = None, activation: str | None = None) -> QueryExpander | None:
-        if self.expansion is None:
-            return None
-        return self.expansion.expander(transforms, activation)
-
-    def defaults(self) -> TurnOptions:
-        return TurnOptions(filter=self.filter(), expander=self.expander(), router=self.router())
 
 
 class Session:

@@ -11,16 +11,23 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole
 
-from engines.generation import AnswerFilter
+from engines.answering.generate import AnswerFilter
 from engines.record import TurnRecord
 from engines.steps.base import TurnState
 
-if TYPE_CHECKING:
-    from engines.pipeline import Pipeline
+
+class TurnRecorder(Protocol):
+    """What writing needs of the pipeline (which satisfies it): the answer LLM, and the record built
+    from the steps' outputs once the answer is written. Declared here so writing need not import it."""
+
+    models: Any
+
+    def record(self, state: TurnState, *, answer: str | None = None, not_found: bool = False,
+               timings_ms: dict[str, float] | None = None) -> TurnRecord: ...
 
 
 def chunk(full: str, delta: str) -> ChatResponse:
@@ -30,7 +37,7 @@ def chunk(full: str, delta: str) -> ChatResponse:
 class AnswerStream:
     """Iterate :meth:`chunks` (or ``await`` :meth:`achunks`) for ``ChatResponse`` deltas."""
 
-    def __init__(self, pipeline: "Pipeline", state: TurnState, *, started: float,
+    def __init__(self, pipeline: TurnRecorder, state: TurnState, *, started: float,
                  on_done: Callable[[TurnRecord], None] | None = None) -> None:
         self.pipeline = pipeline
         self.state = state

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
-from engines.rewrite import looks_like_question
+from engines.conversation.rewrite import looks_like_question
 from engines.text import content_words, normalize
 from evals.runner import RowResult
 

@@ -7,7 +7,7 @@ for a sweep of thresholds and recommends the one with the best balanced accuracy
 whose false-refusal rate stays within ``--max-false-refusal``.
 
 Beside the sweep it checks the label-free gates against the labels: the threshold measured on the
-corpus at ingest (``engines.gate_calibration``) at several budgets and the embedder's registered
+corpus at ingest (``engines.answering.gate_calibration``) at several budgets and the embedder's registered
 value, each with refusal, false refusal and, with ``--off-topic ROUTES.jsonl``, the share of that
 file's out-of-scope questions it refuses.
 """
@@ -27,7 +27,7 @@ from app.cli import run_cli
 from app.compose import build_models, ingest_path, open_pipeline
 from app.config import load_settings
 from app.logging_setup import configure_logging
-from engines.gate_calibration import GateCalibration
+from engines.answering.gate_calibration import GateCalibration
 from engines.io import read_jsonl
 from engines.models.registry import calibration_for
 from engines.text import detect_language

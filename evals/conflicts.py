@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
+from engines.answering.extract import ClauseVectorCache
 from engines.conflicts import DEFAULT_MIN_CLAIM_OVERLAP
 from engines.conflicts.claim_vectors import cross_language
 from engines.conflicts.graph import analyze, detect_pairs, resolve
-from engines.documents import split_ids
-from engines.extractive import ClauseVectorCache
+from engines.corpus.documents import split_ids
 from engines.io import read_jsonl
 from engines.text import detect_language
 
@@ -59,7 +59,7 @@ class PairRow:
 def load_pairs(path: Path, corpus: Path | None) -> list[PairRow]:
     docs = {}
     if corpus is not None:
-        from engines.documents import load_corpus
+        from engines.corpus.documents import load_corpus
 
         docs = {d.doc_id: d for d in load_corpus(corpus)}
     rows = []

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from engines.errors import ConfigError, DocumentError
-from engines.filters import MetadataFilter
 from engines.io import JsonLine, parse_jsonl, read_jsonl
+from engines.retrieval.filters import MetadataFilter
 from evals.buckets import POSITIONS, TURN_BUCKETS, turn_buckets, turn_position
 
 ROW_TYPES = ("standalone", "non_standalone", "unanswerable")

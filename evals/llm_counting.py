@@ -18,7 +18,7 @@ from llama_index.core.llms.callbacks import llm_chat_callback, llm_completion_ca
 from llama_index.core.llms.custom import CustomLLM
 from pydantic import PrivateAttr
 
-from engines.tokens import load_tokenizer
+from engines.corpus.tokens import load_tokenizer
 
 
 class CountingLLM(CustomLLM):

@@ -11,7 +11,7 @@ A wrong answer is a number; what to fix is a stage. For every answerable row wit
   (extract: the clause that holds it was not among those quoted; generate: the model did not write it).
 
 The stages are exclusive and cover every checked row, so they add up to the answer count's denominator.
-Chunk texts come from the index (``engines.store.fetch_chunks``); the functions over them are pure. A passage
+Chunk texts come from the index (``engines.corpus.store.fetch_chunks``); the functions over them are pure. A passage
 the conflict check trimmed (``conflict_partial``, off by default) is read whole, so a value cut from it counts as
 "not quoted", not "set aside".
 """
@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from engines.store import fetch_chunks
+from engines.corpus.store import fetch_chunks
 from evals.buckets import TURN_BUCKETS, turn_buckets
 from evals.metrics import contains
 from evals.runner import RowResult

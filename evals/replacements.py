@@ -2,7 +2,7 @@
 
 ``SPLIT_DIR`` holds ``corpus/`` (documents) and ``labels.jsonl`` (``{"doc_id", "replaces": [...],
 "note"}``, one row per document: the whole-document replacements its writer intended). The
-detector (``engines.replacements``) reads the corpus with every front-matter ``supersedes`` field
+detector (``engines.corpus.replacements``) reads the corpus with every front-matter ``supersedes`` field
 ignored, so only words and titles count. Prints precision / recall / F1 over (old, new) pairs, by
 basis, and every miss and false alarm with the sentence it fired on.
 """
@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engines.documents import load_corpus
+from engines.corpus.documents import load_corpus
+from engines.corpus.replacements import DocumentText, Replacement, find_replacements
 from engines.io import read_jsonl
-from engines.replacements import DocumentText, Replacement, find_replacements
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from engines.io import read_jsonl
-from engines.router import (
+from engines.conversation.router import (
     DIRECT,
     DOCS,
     OUT_OF_SCOPE,
@@ -31,6 +30,7 @@ from engines.router import (
     decide,
     load_examples,
 )
+from engines.io import read_jsonl
 
 logger = logging.getLogger(__name__)
 MAX_FALSE_DECLINE = 0.01  # at most 1% of document questions may be routed away
@@ -81,8 +81,8 @@ def measure_llm_router(rows: list[dict[str, Any]], kind: str, console: Console) 
     """Recall per route and latency of the one-call LLM router on the same rows."""
     import time
 
+    from engines.conversation.router import LLMRouter
     from engines.models.registry import build_llm
-    from engines.router import LLMRouter
 
     router = LLMRouter(build_llm(kind))
     confusion: Counter = Counter()

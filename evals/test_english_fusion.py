@@ -1,5 +1,5 @@
 """English multi-turn retrieval floor: the second embedder (MiniLM beside e5-small, fused for English
-chunks, ``engines/companion.py``) on an mtRAG FiQA slice (data/eval/mtrag-fiqa, 96 turns, 683
+chunks, ``engines/retrieval/companion.py``) on an mtRAG FiQA slice (data/eval/mtrag-fiqa, 96 turns, 683
 passages), through the benchmark's own rewrites, so the floor holds retrieval and not the 1.5B model.
 
 Measured 2026-12-04 (`python -m evals.replay data/eval/mtrag-fiqa/rows.jsonl --corpus

@@ -23,9 +23,9 @@ from app.compose import build_models, build_pipeline, ingest_path, open_index, w
 from app.config import Settings
 from app.console import ProgressBars
 from app.logging_setup import configure_logging
+from engines.corpus.store import Index
 from engines.errors import ConfigError
 from engines.models import Models
-from engines.store import Index
 from evals.configs import resolve_configs
 from evals.dataset import load_rows
 from evals.evaluation import run_evaluation

@@ -42,13 +42,14 @@ def test_modules_and_classes_stay_small(name: str) -> None:
             assert size <= MAX_CLASS_LINES, f"{path}: class {node.name} is {size} lines (max {MAX_CLASS_LINES})"
 
 
-def _imports(name: str, path: Path) -> set[str]:
-    """Project modules ``name`` imports anywhere (function bodies too), except under TYPE_CHECKING."""
+def _imports(name: str, path: Path, *, typing_only: bool = False) -> set[str]:
+    """Project modules ``name`` imports anywhere (function bodies too); those under TYPE_CHECKING only
+    when ``typing_only`` (a dependency all the same: the module cannot be read without the other)."""
     out: set[str] = set()
     tree = _tree(path)
     skip: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if not typing_only and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             skip.update(id(n) for n in ast.walk(node))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     for node in ast.walk(tree):
@@ -70,8 +71,9 @@ def _imports(name: str, path: Path) -> set[str]:
     return out
 
 
-def test_no_import_cycles() -> None:
-    graph = {name: _imports(name, path) for name, path in MODULES.items()}
+def test_no_import_cycles_in_any_form() -> None:
+    """No module needs another that needs it back, at run time or for typing alone."""
+    graph = {name: _imports(name, path, typing_only=True) for name, path in MODULES.items()}
     # a package's __init__ importing its own submodules is not a cycle worth reporting
     state: dict[str, int] = {}
     stack: list[str] = []
@@ -128,3 +130,23 @@ def test_only_cli_entry_points_of_evals_import_app() -> None:
     importers = {name for name, path in MODULES.items()
                  if name.startswith("evals") and any(m.startswith("app") for m in _imports(name, path))}
     assert importers <= entry_points, f"evals modules importing app: {sorted(importers - entry_points)}"
+
+
+#: Modules ``engines/`` keeps at its root: the pipeline, session, record, chat face and small shared
+#: kernels. Everything else lives in a package named for its concern.
+MAX_ENGINES_ROOT_MODULES = 10
+
+
+def test_engines_root_holds_only_the_turn_and_its_kernels() -> None:
+    root = sorted(p.stem for p in (ROOT / "engines").glob("*.py") if p.name != "__init__.py")
+    assert len(root) <= MAX_ENGINES_ROOT_MODULES, (
+        f"engines/ has {len(root)} modules at its root ({', '.join(root)}); move each into the package of "
+        f"its concern (corpus, retrieval, conversation, answering, ...)")
+
+
+@pytest.mark.parametrize("package", sorted(p.parent.name for p in (ROOT / "engines").glob("*/*.py")))
+def test_every_engines_package_says_what_it_holds(package: str) -> None:
+    init = ROOT / "engines" / package / "__init__.py"
+    assert init.exists(), f"engines/{package}/ has no __init__.py: make it a package with a docstring"
+    doc = ast.get_docstring(_tree(init))
+    assert doc and len(doc.split()) >= 20, f"engines/{package}/__init__.py needs a paragraph saying what it holds"

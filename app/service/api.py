@@ -27,8 +27,8 @@ from pydantic import BaseModel, Field
 from app.service.admission import Busy
 from app.service.keys import Caller, Keys
 from app.service.turns import Event, RequestError, TurnService
+from engines.corpus.store import chroma_call
 from engines.errors import TurnragError, is_unreachable
-from engines.store import chroma_call
 
 WEB_PAGE = Path(__file__).resolve().parent.parent / "web" / "index.html"
 RETRY_AFTER_S = "2"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.errors import ConfigError
-from engines.filters import MetadataFilter
+from engines.retrieval.filters import MetadataFilter
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ from llama_index.core.base.llms.types import ChatMessage
 from app.service.admission import Admission
 from app.service.keys import Caller
 from app.service.metrics import Metrics
-from engines.conversations import ConversationStore, StoredTurn
-from engines.filters import MetadataFilter
+from engines.conversation.store import ConversationStore, StoredTurn
 from engines.pipeline import Pipeline
 from engines.record import TurnRecord, sources_of
+from engines.retrieval.filters import MetadataFilter
 from engines.session import Session
 
 Event = tuple[str, dict[str, Any]]

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from engines.answering.extract import ClauseVectorCache
 from engines.conflicts.crosslingual import ClaimSimilarity, CrossLanguage
-from engines.extractive import ClauseVectorCache
 
 
 def claim_similarity(embed_model: Any, cache: ClauseVectorCache | None = None) -> ClaimSimilarity:

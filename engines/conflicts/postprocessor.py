@@ -37,7 +37,7 @@ from engines.conflicts.partial import without_spans
 from engines.conflicts.relevance import DEFAULT_MIN_TARGET_OVERLAP, FocusClause, split_by_question
 from engines.conflicts.replaced import replaced_pairs
 from engines.conflicts.report import ConflictReport, build_report
-from engines.documents import split_ids
+from engines.corpus.documents import split_ids
 from engines.postprocess import PostprocessOutcome
 from engines.text import detect_language
 

@@ -1,7 +1,7 @@
 """Passages of a document that another retrieved document replaces as a whole.
 
 Explicit signals win over inference (issue 14). Ingest reads which documents replace another one as
-a whole (``engines.replacements``: a ``supersedes:`` field, "Quyết định này thay thế Quyết định số
+a whole (``engines.corpus.replacements``: a ``supersedes:`` field, "Quyết định này thay thế Quyết định số
 ...", a higher version of the same title) and records it in the manifest. Retrieval keeps replaced
 documents by default: a replaced document is often the only one retrieved on its topic (the
 replacement is in another language, or words it differently). But once a passage of the

@@ -31,7 +31,7 @@ TEXT = {
 
 
 def replacement_notes(left_out: Sequence[Mapping[str, Any]], language: str) -> list[str]:
-    """One line per replaced document retrieval left out (``engines.replacements``), in the question's language."""
+    """One line per replaced document retrieval left out (``engines.corpus.replacements``), in the question's language."""
     text = TEXT.get(language, TEXT["en"])
     return list(dict.fromkeys(
         text["version" if r.get("basis") == "version" else "replaced"].format(

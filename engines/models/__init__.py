@@ -13,7 +13,7 @@ from typing import Any
 @dataclass(frozen=True)
 class Models:
     """The models one pipeline uses: the embedder, the answer LLM and the condense LLM (often the
-    same object), the second embedder for English chunks (``engines.companion``; None: none) and
+    same object), the second embedder for English chunks (``engines.retrieval.companion``; None: none) and
     the cross-encoder of the rerank step (``engines.models.cross_encoder``; None: no rerank).
     Only the composition root decides which concrete classes they are."""
 

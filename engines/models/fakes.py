@@ -27,7 +27,7 @@ from llama_index.core.llms.callbacks import llm_completion_callback
 from llama_index.core.llms.custom import CustomLLM
 from pydantic import PrivateAttr
 
-from engines.refusal import NOT_FOUND_MARKER
+from engines.answering.refusal import NOT_FOUND_MARKER
 from engines.text import content_words
 
 _LAST_MESSAGE = re.compile(r"(?:Last message: |<Follow Up Message>\n)(.*?)\n+(?:Standalone question:|<Standalone question>)", re.S)

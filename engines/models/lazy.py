@@ -1,6 +1,6 @@
 """An embedder built on first use.
 
-The second embedder for English chunks (``engines.companion``) is named by default beside e5-small
+The second embedder for English chunks (``engines.retrieval.companion``) is named by default beside e5-small
 but only used on English corpora; building it loads torch and the model (about 4 s and 250 MB on
 these machines), which a Vietnamese deployment should never pay for at start-up.
 """

@@ -50,7 +50,7 @@ class Calibration:
     #: the reference rewrites; the product's own queries gave 0.041 on both). Applies to an explicit bar too.
     refusal_english_offset: float = 0.0
     #: How much lower a passage in the other language than the question's scores on this embedder; the
-    #: vector list ranks such passages this much higher (``engines.fusion``). Chosen on the dev splits
+    #: vector list ranks such passages this much higher (``engines.retrieval.fusion``). Chosen on the dev splits
     #: with ``python -m evals.variants ... --variant b:cross_language_boost=X``.
     cross_language_boost: float = 0.0
 

@@ -14,10 +14,17 @@ from typing import Any, ClassVar
 import numpy as np
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
-from engines.asks import asked_for
-from engines.extractive import Clause, ClauseVectorCache, ExtractConfig, compose_answer, rank_clauses, select_clauses
-from engines.generation import build_messages
-from engines.refusal import refusal_message
+from engines.answering.asks import asked_for
+from engines.answering.extract import (
+    Clause,
+    ClauseVectorCache,
+    ExtractConfig,
+    compose_answer,
+    rank_clauses,
+    select_clauses,
+)
+from engines.answering.generate import build_messages
+from engines.answering.refusal import refusal_message
 from engines.steps.base import BaseStep, Draft, StepOutput, TurnState
 from engines.steps.condense import Condensed
 

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.schema import NodeWithScore
 
-from engines.filters import NO_FILTER, MetadataFilter
+from engines.retrieval.filters import NO_FILTER, MetadataFilter
 
 
 @dataclass(frozen=True)
@@ -50,8 +50,8 @@ class TurnOptions:
     condense window (None: the pipeline's)."""
 
     filter: MetadataFilter = NO_FILTER
-    expander: Any = None  # engines.transforms.QueryExpander | None
-    router: Any = None  # engines.router.SemanticRouter | LLMRouter | None
+    expander: Any = None  # engines.retrieval.transforms.QueryExpander | None
+    router: Any = None  # engines.conversation.router.SemanticRouter | LLMRouter | None
     condense_window: int | None = None
 
 

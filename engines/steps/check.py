@@ -2,7 +2,7 @@
 
 * ``graded`` (both answer modes): one call of one token; the model's P(YES), read from the server's
   log-probabilities, is averaged with where the turn's best cosine falls among the corpus's own
-  sentences (``engines.answerability``), and a score under the threshold refuses. Chosen on the dev
+  sentences (``engines.answering.answerability``), and a score under the threshold refuses. Chosen on the dev
   splits; measured in docs/answers.md ("A graded check").
 * ``yesno`` (extract mode): only an explicit NO (or KHÔNG) refuses. On held-out dev it caught 4 of 11
   unanswerable turns and refused 16 of 73 answerable ones.
@@ -22,9 +22,9 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.llms import LLM
 from llama_index.core.schema import NodeWithScore
 
-from engines.answerability import answerability, corpus_percentile, reply_yes_probability, yes_probability
-from engines.extractive import Clause, compose_answer
-from engines.refusal import refusal_message
+from engines.answering.answerability import answerability, corpus_percentile, reply_yes_probability, yes_probability
+from engines.answering.extract import Clause, compose_answer
+from engines.answering.refusal import refusal_message
 from engines.steps.answer import Prompted, Quoted, quotes_of, title_of
 from engines.steps.base import BaseStep, Draft, StepOutput, TurnState
 from engines.steps.gate import Gated
@@ -202,7 +202,7 @@ class Graded(Checked):
 
 
 class GradedCheck(BaseStep):
-    """Refuse when the answerability (``engines.answerability``) of the clauses the answer stands on is
+    """Refuse when the answerability (``engines.answering.answerability``) of the clauses the answer stands on is
     under ``min_score``. One call of one output token; in ``generate`` mode it runs before anything is
     written, on the clauses ``ranker`` finds closest to the query (what a quote would have shown)."""
 

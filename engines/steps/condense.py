@@ -3,7 +3,7 @@
 Three ways, cheapest first: no history in the window means no rewrite and no LLM call; a
 Vietnamese "còn X thì sao?" is rewritten by swapping X into the previous standalone question, the
 swap the corpus supports best (no LLM call); anything else goes to the condense LLM, whose output
-a guard checks (``engines.rewrite.guard``) before it is trusted.
+a guard checks (``engines.conversation.rewrite.guard``) before it is trusted.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.llms import LLM
 from llama_index.core.prompts import PromptTemplate
 
-from engines import rewrite
-from engines.names import dropped_names
+from engines.conversation import rewrite
+from engines.conversation.names import dropped_names
 from engines.record import CondenseTrace
-from engines.retrieval import Retrieval
+from engines.retrieval.hybrid import Retrieval
 from engines.steps.base import BaseStep, StepOutput, TurnState
 from engines.text import detect_language, dot
 

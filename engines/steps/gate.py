@@ -1,7 +1,7 @@
 """Step 4, gate: is anything retrieved relevant at all? If not, a plain refusal, no answer call.
 
 Judged on the first pass's raw per-retriever scores (cosine, BM25), never on fused RRF scores,
-which are rank-based and look the same for good and bad result lists (``engines.refusal``).
+which are rank-based and look the same for good and bad result lists (``engines.answering.refusal``).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from engines.refusal import RelevanceGate, refusal_message
+from engines.answering.refusal import RelevanceGate, refusal_message
 from engines.steps.base import BaseStep, Draft, StepOutput, TurnState
 
 NO_RELEVANT_DOCUMENTS = "no_relevant_documents"

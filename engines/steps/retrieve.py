@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from engines.record import Candidate, candidate_of
-from engines.retrieval import Retrieval
+from engines.retrieval.hybrid import Retrieval
 from engines.steps.base import BaseStep, StepOutput, TurnState
 
 
@@ -24,7 +24,7 @@ class Retrieved(StepOutput):
     nodes: tuple[NodeWithScore, ...] = ()
     first_pass: tuple[NodeWithScore, ...] = ()
     transforms: tuple[str, ...] = ()  # which transforms ran and why
-    #: replacements (``engines.replacements``) whose old document this query would have retrieved
+    #: replacements (``engines.corpus.replacements``) whose old document this query would have retrieved
     left_out: tuple[dict[str, Any], ...] = ()
     recorded: int | None = None  # how many of ``nodes`` the record shows (top_k of a rerank pool; None: all)
 

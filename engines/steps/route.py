@@ -11,8 +11,8 @@ from typing import Any, ClassVar
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 
-from engines.rewrite import history_to_text, window
-from engines.router import (
+from engines.conversation.rewrite import history_to_text, window
+from engines.conversation.router import (
     DIRECT,
     DIRECT_REPLY_PROMPT,
     DOCS,

@@ -100,7 +100,7 @@ class ProductComposer:
         return build_pipeline(settings, models, open_index(settings)), load_rows(rows_path)
 
     def ingest_rate(self, corpus: Path, n: int) -> dict[str, Any]:
-        from engines.documents import load_corpus
+        from engines.corpus.documents import load_corpus
         from engines.text import searchable_text
 
         sample = self.work / "ingest-sample.jsonl"

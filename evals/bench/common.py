@@ -68,7 +68,7 @@ def load(path: Path) -> Any:
 
 
 def machine() -> dict[str, Any]:
-    from engines.store import package_versions
+    from engines.corpus.store import package_versions
 
     return {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
             "packages": package_versions()}

@@ -9,10 +9,10 @@ from typing import Any
 
 from llama_index.core.schema import QueryBundle
 
-from engines.fusion import reciprocal_rank_fusion
-from engines.gate_calibration import DEFAULT_BUDGET, GateCalibration
+from engines.answering.gate_calibration import DEFAULT_BUDGET, GateCalibration
+from engines.answering.refusal import RelevanceGate
 from engines.models.registry import calibration_for
-from engines.refusal import RelevanceGate
+from engines.retrieval.fusion import reciprocal_rank_fusion
 from engines.session import Session
 from engines.text import detect_language
 from evals.bench.common import (
@@ -91,7 +91,7 @@ def run_mtrag(work: Path, domains: Sequence[str], composer: Composer, progress: 
                 for name, gate in gates.items()}},
             "condense_ms_p50": percentile(condense_ms, 50), "condense_calls": len(condense_ms),
             "corpus_chunks": pipeline.index.collection.count(),
-            # the product's fusion on this corpus: BM25's weight follows the corpus language (engines.retrieval)
+            # the product's fusion on this corpus: BM25's weight follows the corpus language (engines.retrieval.hybrid)
             "default_retriever": "hybrid-w" if pipeline.retrieval.config.bm25_weight == WEIGHTED["bm25"] else "hybrid",
         }
         save(work / "mtrag.json", results)

@@ -16,9 +16,9 @@ from llama_index.core import VectorStoreIndex
 from llama_index.core.chat_engine import CondenseQuestionChatEngine
 
 from engines.chat import ConversationalRAGEngine
+from engines.corpus.store import iter_chunks, make_node
 from engines.pipeline import Pipeline
 from engines.session import Session
-from engines.store import iter_chunks, make_node
 from evals.bench.common import (
     STOCK_SIDES,
     Composer,

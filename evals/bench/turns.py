@@ -17,10 +17,10 @@ from pathlib import Path
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 
 from engines.chat import ConversationalRAGEngine
+from engines.corpus.store import package_versions
 from engines.io import read_jsonl
 from engines.pipeline import Pipeline
 from engines.session import Session
-from engines.store import package_versions
 from evals.bench.common import Composer, peak_rss_mb
 from evals.buckets import POSITION_BUCKETS, position_buckets
 from evals.stats import percentile

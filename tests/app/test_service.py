@@ -18,7 +18,7 @@ from app.service.api import ServiceState, create_app
 from app.service.keys import Keys
 from app.service.metrics import Metrics
 from app.service.turns import Limits, TurnService
-from engines.conversations import SQLiteConversations
+from engines.conversation.store import SQLiteConversations
 from engines.models.fakes import ScriptedLLM
 from tests.conftest import write_doc
 
@@ -293,8 +293,8 @@ def test_a_client_that_disconnects_mid_stream_stops_generation_and_stores_nothin
 
 
 def test_redis_down_is_a_503_naming_it_and_the_service_recovers_when_it_returns(service, tmp_path) -> None:
-    from engines.conversations import RedisConversations
-    from tests.engines.test_conversations import start_redis
+    from engines.conversation.store import RedisConversations
+    from tests.engines.conversation.test_store import start_redis
 
     port = _free_port()
     url = f"redis://127.0.0.1:{port}/0"

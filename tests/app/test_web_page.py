@@ -10,7 +10,7 @@ from app.service.keys import Keys
 pytestmark = pytest.mark.browser
 from engines.models.fakes import ScriptedLLM
 from tests.app.test_service import dept_corpus, service, serving  # noqa: F401 - fixtures reused
-from tests.engines.test_conversations import require
+from tests.engines.conversation.test_store import require
 
 SEED = ["Nhân viên thử việc được nghỉ phép năm bao nhiêu ngày?", "Còn hợp đồng thời vụ thì sao?",
         "Cái đó có được cộng dồn không?"]

@@ -4,8 +4,8 @@ import asyncio
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 
+from engines.answering.refusal import REFUSALS
 from engines.models.fakes import ScriptedLLM
-from engines.refusal import REFUSALS
 from tests.conftest import DOCS, engine_over
 
 

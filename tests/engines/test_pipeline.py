@@ -11,7 +11,7 @@ from typing import ClassVar
 import pytest
 
 from app import compose
-from engines.extractive import ClauseVectorCache
+from engines.answering.extract import ClauseVectorCache
 from engines.session import Session
 from engines.steps.base import BaseStep, StepOutput, TurnState
 from tests.conftest import engine_over

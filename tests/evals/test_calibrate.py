@@ -3,8 +3,8 @@
 import json
 
 from app.config import load_settings
-from engines.gate_calibration import GateCalibration
-from engines.store import Manifest
+from engines.answering.gate_calibration import GateCalibration
+from engines.corpus.store import Manifest
 from evals.calibrate import gate_table, main
 
 

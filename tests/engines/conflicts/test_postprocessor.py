@@ -5,8 +5,8 @@ import copy
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from engines.conflicts.postprocessor import ConflictPostprocessor
-from engines.fusion import FusedNode
 from engines.models.fakes import HashEmbedding
+from engines.retrieval.fusion import FusedNode
 
 TITLES = {"api": "Public API rate limits", "rw": "Quy định làm việc từ xa", "card": "Thẻ tín dụng"}
 
@@ -178,7 +178,7 @@ def test_a_declared_replacement_wins_on_the_same_date_and_the_note_says_so():
     undeclared = ConflictPostprocessor().postprocess_with_report([old, new], None, "en")
     assert [n.node.node_id for n in undeclared.nodes] == ["api-v1", "api-v2"]  # same date: both, flagged
     assert undeclared.report["clusters"][0]["resolution"] == "unresolved"
-    new.node.metadata["supersedes"] = "api-v1,api-v0"  # as engines.documents stores the list
+    new.node.metadata["supersedes"] = "api-v1,api-v0"  # as engines.corpus.documents stores the list
     outcome = ConflictPostprocessor().postprocess_with_report([old, new], None, "en")
     assert [n.node.node_id for n in outcome.nodes] == ["api-v2"]
     assert outcome.report["clusters"][0]["basis"] == "supersedes"

@@ -8,10 +8,10 @@ import math
 import pytest
 from llama_index.core.schema import NodeWithScore, TextNode
 
-from engines.fusion import FusedNode
+from engines.answering.refusal import REFUSALS, RelevanceGate
+from engines.conversation.router import DIRECT, OUT_OF_SCOPE, RouteDecision
 from engines.models.fakes import ScriptedLLM
-from engines.refusal import REFUSALS, RelevanceGate
-from engines.router import DIRECT, OUT_OF_SCOPE, RouteDecision
+from engines.retrieval.fusion import FusedNode
 from engines.steps.answer import GenerateAnswer, Quoted
 from engines.steps.base import Draft, TurnOptions, TurnState
 from engines.steps.check import YesNoCheck
@@ -96,7 +96,7 @@ def test_outputs_are_frozen() -> None:
 
 
 def test_selector_quotes_the_clause_the_model_names_or_refuses_on_zero() -> None:
-    from engines.extractive import Clause
+    from engines.answering.extract import Clause
     from engines.steps.check import SelectCheck, parse_choice
 
     assert parse_choice("2", 4) == [1] and parse_choice("1, 3", 4) == [0, 2] and parse_choice("0", 4) == []
@@ -115,7 +115,7 @@ def test_selector_quotes_the_clause_the_model_names_or_refuses_on_zero() -> None
 
 
 def test_the_conflict_focus_ranks_as_the_quote_does_and_leaves_it_nothing_to_embed() -> None:
-    from engines.extractive import ClauseVectorCache
+    from engines.answering.extract import ClauseVectorCache
     from engines.models.fakes import HashEmbedding
     from engines.steps.answer import QuestionFocus, QuoteAnswer
 
@@ -139,7 +139,7 @@ def test_the_conflict_focus_ranks_as_the_quote_does_and_leaves_it_nothing_to_emb
 
 
 def test_after_a_condense_fallback_the_quote_matches_the_follow_ups_own_words() -> None:
-    from engines.extractive import ExtractConfig
+    from engines.answering.extract import ExtractConfig
     from engines.models.fakes import HashEmbedding
     from engines.record import CondenseTrace
     from engines.steps.answer import QuoteAnswer
@@ -193,7 +193,7 @@ def _graded_state(cosine: float, answer) -> TurnState:
 
 
 def test_graded_check_refuses_when_the_model_doubts_and_the_cosine_is_low_for_this_corpus() -> None:
-    from engines.extractive import Clause
+    from engines.answering.extract import Clause
     from engines.steps.check import GradedCheck
 
     clause = Clause("Lệ phí cấp lại thẻ là 50.000 đồng.", 0, 0)
