@@ -90,7 +90,7 @@ class Settings(_ServiceSettings):
     index_dir: Path = Field(Path(".turnrag/index"), description="Folder holding Chroma, BM25 and the manifest.")
     collection: str = Field("turnrag", description="Chroma collection name.")
     chroma_host: str | None = Field(None, description="Chroma server host; unset = embedded PersistentClient.")
-    chroma_port: int = Field(8000, ge=1, le=65535)
+    chroma_port: int = Field(8000, ge=1, le=65535, description="Chroma server port (with chroma_host).")
 
     # models
     embedding: str = Field("e5-small", description="'e5-small' (packaged multilingual-e5-small), 'minilm' "
@@ -102,30 +102,30 @@ class Settings(_ServiceSettings):
     llm_model: str | None = Field(None, description="Model name for openai/openai-like, or a .gguf path for local.")
     llm_api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server (openai-like).")
     llm_api_key: SecretStr | None = Field(None, description="API key; for openai falls back to OPENAI_API_KEY.")
-    llm_context_window: int = Field(4096, ge=512)
-    llm_max_tokens: int = Field(384, ge=16)
-    llm_timeout_s: float = Field(120.0, gt=0)
+    llm_context_window: int = Field(4096, ge=512, description="Tokens the answer LLM reads at most (prompt + answer).")
+    llm_max_tokens: int = Field(384, ge=16, description="Tokens the answer LLM writes at most.")
+    llm_timeout_s: float = Field(120.0, gt=0, description="Seconds an LLM request may take before it fails.")
     condense_llm: LLMKind | None = Field(None, description="A separate (cheaper) LLM for condensing; unset = same as llm.")
-    condense_llm_model: str | None = None
+    condense_llm_model: str | None = Field(None, description="Model name (or .gguf path) of condense_llm.")
     llm_parallel: int = Field(1, ge=1, le=16, description="Requests the packaged model's server serves at once.")
     llamaindex_globals: bool = Field(False, description="Also set LlamaIndex's global Settings.llm / embed_model "
                                      "(for LlamaIndex components you add yourself); ours never read them.")
-    model_cache_dir: Path = Field(Path.home() / ".cache" / "turnrag" / "models")
+    model_cache_dir: Path = Field(Path.home() / ".cache" / "turnrag" / "models", description="Where models assembled at set-up (the local GGUF) are kept.")
 
     # chunking
-    chunk_size: int = Field(400, ge=64, le=4096)
-    chunk_overlap: int = Field(50, ge=0)
+    chunk_size: int = Field(400, ge=64, le=4096, description="Tokens per chunk at ingest (the index records it).")
+    chunk_overlap: int = Field(50, ge=0, description="Tokens two neighbouring chunks share.")
 
     # retrieval
     top_k: int = Field(5, ge=1, le=100, description="Chunks kept after fusion.")
     candidate_k: int = Field(20, ge=1, le=500, description="Chunks each retriever returns before fusion.")
     cross_language_boost: float | None = Field(None, ge=0, le=1, description="Added to the cosine of passages in the "
         "other language than the question's when the vector list is ranked; unset = calibrated for the embedding model.")
-    rrf_k: int = Field(60, ge=0)
-    vector_weight: float = Field(1.0, ge=0)
+    rrf_k: int = Field(60, ge=0, description="The constant of reciprocal rank fusion: 1 / (k + rank).")
+    vector_weight: float = Field(1.0, ge=0, description="Weight of the vector list in the fusion.")
     bm25_weight: float | None = Field(None, ge=0, description="unset = by the corpus's main language (1 Vietnamese, "
                                       "0.5 English prose), recorded in the manifest at ingest.")
-    num_queries: int = Field(1, ge=1, le=8)
+    num_queries: int = Field(1, ge=1, le=8, description="Queries the fusion retriever generates itself (1 = none).")
     reranker: str = Field("", description="A sentence-transformers cross-encoder (a local folder, or a hub id where the "
                           "hub is reachable) that reorders the fused candidates; empty = off (none is packaged).")
     rerank_pool: int = Field(20, ge=1, le=200, description="Fused candidates the reranker reads; it keeps top_k.")
@@ -186,7 +186,7 @@ class Settings(_ServiceSettings):
     transform_short_words: int = Field(8, ge=0, description="Queries with fewer words count as short.")
     transform_low_score: float | None = Field(None, ge=-1, le=1, description="First-pass best cosine below which "
                                               "the LLM transforms fire; unset = short queries only.")
-    multiquery_variants: int = Field(3, ge=1, le=5)
+    multiquery_variants: int = Field(3, ge=1, le=5, description="Rephrasings the multiquery transform asks for.")
     router: Literal["off", "semantic", "llm"] = Field("semantic", description="Route turns to docs / direct reply / "
         "decline: semantic (one embedding, no LLM call; routed none of 93 held-out document questions away) or llm.")
     router_examples: Path | None = Field(None, description="JSON file of example utterances per route.")
@@ -206,10 +206,10 @@ class Settings(_ServiceSettings):
     # conflicts
     conflicts: bool = Field(True, description="Run the conflict check between retrieved passages.")
     conflict_similarity: float | None = Field(None, ge=-1, le=1, description="Same-topic gate; unset = calibrated.")
-    resolve_conflicts: bool = True
+    resolve_conflicts: bool = Field(True, description="Set aside the older side of a conflict; false = detect and report only.")
     conflict_partial: Literal["off", "amendments", "values", "all"] = Field("off", description="Trim a superseded passage: 'amendments' (values an amending document changed), 'values' (changed values), 'all', 'off' (set aside whole).")  # noqa: E501
     conflict_replaced: bool = Field(False, description="Set aside a replaced document's passages when its replacement's are retrieved too.")  # noqa: E501
-    conflict_llm_check: bool = False
+    conflict_llm_check: bool = Field(False, description="Ask the LLM whether a detected same-topic pair can both be true.")
     conflict_focus_clauses: int = Field(6, ge=0, description="Resolve only conflicts about the N best clauses; 0 = all.")
 
     @field_validator("embedding", "companion_embedding")
