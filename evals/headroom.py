@@ -24,10 +24,10 @@ from rich.console import Console
 from rich.table import Table
 
 from app.cli import add_common_flags, run_cli, settings_from
-from app.compose import build_pipeline
+from app.compose import build_pipeline, build_reranker
 from app.console import ProgressBars
 from app.logging_setup import configure_logging
-from engines.models.cross_encoder import CrossEncoderScorer
+from engines.reader.inputs import conversation_text
 from engines.steps.rerank import PairScorer, rerank_order
 from evals.buckets import TURN_BUCKETS, turn_buckets
 from evals.configs import resolve_configs
@@ -41,9 +41,11 @@ CUTS = (5, 10)
 
 
 class PoolRecorder:
-    """A rerank scorer that keeps the fused order and remembers each query's pool, in turn order."""
+    """A rerank scorer that keeps the fused order and remembers each query's pool, in turn order.
+    With ``reads_conversation`` it is given what a conversation-reading scorer would be given."""
 
-    def __init__(self) -> None:
+    def __init__(self, reads_conversation: bool = False) -> None:
+        self.reads_conversation = reads_conversation
         self.pools: dict[str, list[list[str]]] = {}
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
@@ -99,11 +101,13 @@ def collect(results: Sequence[RowResult], recorder: PoolRecorder) -> Headroom:
         values = tuple(result.row.must_contain or ())
         if not values or not result.row.answerable:
             continue
-        passages = None if result.refused or result.route != "docs" else recorder.take(result.query)
+        key = (conversation_text(result.row.question, result.query, result.row.history)
+               if recorder.reads_conversation else result.query)
+        passages = None if result.refused or result.route != "docs" else recorder.take(key)
         if passages is None:  # the gate refused or the router sent it away: no pool was fused for it
             not_reached += 1
             continue
-        turns.append(TurnPool(result.row.turn, result.query, tuple(passages), values))
+        turns.append(TurnPool(result.row.turn, key, tuple(passages), values))
     return Headroom(pool=max((len(t.passages) for t in turns), default=0), turns=tuple(turns),
                     not_reached=not_reached)
 
@@ -123,7 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("dataset", type=Path, help="evaluation rows (.jsonl)")
     parser.add_argument("--corpus", type=Path, required=True, help="documents the rows refer to; ingested first")
     parser.add_argument("--pool", type=int, default=20, help="fused chunks per turn (default %(default)s)")
-    parser.add_argument("--reranker", help="a cross-encoder folder (or hub id) whose top 5 of each pool is counted too")
+    parser.add_argument("--reranker", help="'reader' (the packaged reader) or a cross-encoder folder (or hub id) whose "
+                        "top 5 of each pool is counted too")
     parser.add_argument("--llm-cache", type=Path, help="JSONL cache of condense replies")
     parser.add_argument("--out", type=Path, help="write the summary and each turn's ranks as JSON here")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -142,9 +147,10 @@ def main(argv: list[str] | None = None, *, stdout: IO[str] | None = None, stderr
 def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     rows = load_rows(args.dataset)
     settings = settings_from(args, rerank_pool=args.pool, reranker="")
-    scorer = CrossEncoderScorer(args.reranker) if args.reranker else None  # a bad name fails before the replay
+    # a bad name fails before the replay
+    scorer = build_reranker(settings.model_copy(update={"reranker": args.reranker})) if args.reranker else None
     models, index = models_and_index(settings, args.corpus, args.llm_cache)
-    recorder = PoolRecorder()
+    recorder = PoolRecorder(reads_conversation=bool(getattr(scorer, "reads_conversation", False)))
     pipeline = build_pipeline(settings, replace(models, reranker=recorder), index)
     configs = resolve_configs(["condense"])
     with ProgressBars(err.file, disable=args.quiet) as bars:

@@ -93,6 +93,8 @@ class Reader:
     """Scores pairs with a trained reader; shared by every session (one forward at a time: two cores
     gain nothing from concurrent passes, and torch's thread pool is not shared well)."""
 
+    reads_conversation = True  # the rerank step gives it the conversation, not the rewrite alone
+
     def __init__(self, net: Any, tokenizer: Any, *, shape: InputShape = InputShape(), batch_size: int = 16,
                  card: dict[str, Any] | None = None) -> None:
         self.net, self.tokenizer, self.shape, self.batch_size = net.eval(), tokenizer, shape, batch_size

@@ -16,21 +16,37 @@ from typing import Any, ClassVar, Protocol
 
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
+from engines.reader.inputs import conversation_text
+from engines.reader.inputs import passage_text as titled
 from engines.record import candidate_of
 from engines.steps.base import BaseStep, StepOutput, TurnState
 
 
 class PairScorer(Protocol):
-    """Scores passages against one query, higher is better (``engines.models.cross_encoder``)."""
+    """Scores passages against one query, higher is better (``engines.models.cross_encoder``, the
+    packaged reader ``engines.reader.model.Reader``). A scorer whose ``reads_conversation`` is true
+    is given the conversation (``engines.reader.inputs.conversation_text``) instead of the rewrite
+    alone, so a follow-up is judged in context even when the rewrite failed."""
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]: ...
 
 
+def history_pairs(history: Sequence[Any]) -> tuple[tuple[str, str], ...]:
+    """Chat messages as (role, text) pairs, the shape the reader's inputs take."""
+    return tuple((str(getattr(m.role, "value", m.role)), str(m.content or "")) for m in history)
+
+
+def scorer_query(scorer: Any, state: TurnState) -> str:
+    """What the scorer reads as the question: the conversation for a reader, else the rewrite."""
+    if getattr(scorer, "reads_conversation", False):
+        return conversation_text(state.question, state.query, history_pairs(state.history))
+    return state.query or state.question
+
+
 def passage_text(nws: NodeWithScore) -> str:
     """What the cross-encoder reads of a chunk: its document's title, then its text."""
-    text = nws.node.get_content(metadata_mode=MetadataMode.NONE)
-    title = str(nws.node.metadata.get("title", "") or "").strip()
-    return f"{title}\n{text}" if title and not text.lstrip().startswith(title) else text
+    return titled(nws.node.get_content(metadata_mode=MetadataMode.NONE),
+                        str(nws.node.metadata.get("title", "") or ""))
 
 
 def rerank_order(items: Sequence[Any], scores: Sequence[float], top_n: int) -> tuple[int, ...]:
@@ -65,7 +81,7 @@ class RerankStep(BaseStep):
 
     def run(self, state: TurnState) -> Reranked:
         nodes = state.nodes
-        scores = self.scorer.score(state.query or state.question, [passage_text(n) for n in nodes])
+        scores = self.scorer.score(scorer_query(self.scorer, state), [passage_text(n) for n in nodes])
         keep = rerank_order(nodes, scores, self.top_n)
         return Reranked(nodes=tuple(nodes[i] for i in keep), scores=tuple(scores[i] for i in keep),
                         pool=len(nodes))

@@ -109,3 +109,27 @@ def test_a_refused_turn_records_top_k_candidates_not_the_pool(make_pipeline) -> 
     pipeline = make_pipeline(top_k=2, rerank_pool=7, reranker=OverlapScorer(), refusal_min_vector=0.99)
     record = Session(pipeline, log_turns=False).run_until("answer", "Giá vé máy bay đi Đà Nẵng?", [])
     assert record.refused and len(record.candidates) == 2
+
+
+class ConversationScorer(OverlapScorer):
+    """A scorer that reads the conversation, as the packaged reader does."""
+
+    reads_conversation = True
+
+
+def test_a_conversation_reader_is_given_the_follow_up_with_its_history(make_pipeline) -> None:
+    from llama_index.core.base.llms.types import ChatMessage, MessageRole
+
+    scorer = ConversationScorer()
+    pipeline = make_pipeline(top_k=3, rerank_pool=5, reranker=scorer)
+    history = [ChatMessage(role=MessageRole.USER, content="Thẻ SKU-4471 phí thường niên bao nhiêu?"),
+               ChatMessage(role=MessageRole.ASSISTANT, content="200.000 đồng, miễn năm đầu.")]
+    pipeline.run(Session(pipeline, log_turns=False)._start("Còn thẻ Bạch Kim?", history), until="assemble")
+    (query, _), = scorer.calls
+    parts = query.split(" | ")
+    assert "Còn thẻ Bạch Kim?" in parts  # the user's own words, whatever the rewrite made of them
+    assert parts[-2:] == ["Thẻ SKU-4471 phí thường niên bao nhiêu?", "200.000 đồng, miễn năm đầu."]
+    plain = OverlapScorer()
+    other = make_pipeline(top_k=3, rerank_pool=5, reranker=plain)
+    other.run(Session(other, log_turns=False)._start("Còn thẻ Bạch Kim?", history), until="assemble")
+    assert " | " not in plain.calls[0][0]  # a plain cross-encoder still reads the rewrite alone
