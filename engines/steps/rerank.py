@@ -19,7 +19,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore
 from engines.reader.inputs import conversation_text
 from engines.reader.inputs import passage_text as titled
 from engines.record import candidate_of
-from engines.steps.base import BaseStep, StepOutput, TurnState
+from engines.steps.base import BaseStep, Draft, StepOutput, TurnState
 
 
 class PairScorer(Protocol):
@@ -56,13 +56,21 @@ def rerank_order(items: Sequence[Any], scores: Sequence[float], top_n: int) -> t
     return tuple(sorted(range(len(items)), key=lambda i: (-scores[i], i))[:top_n])
 
 
+#: Why a turn was refused when the reader found no passage that answers.
+READER_NOT_ANSWERED = "reader_not_answered"
+
+
 @dataclass(frozen=True)
 class Reranked(StepOutput):
     nodes: tuple[NodeWithScore, ...] = ()
     scores: tuple[float, ...] = ()  # the cross-encoder's, one per kept node
     pool: int = 0  # how many fused candidates it read
+    refused: bool = False  # the best score is under the scorer's bar: no passage answers
 
     def apply(self, state: TurnState) -> TurnState:
+        if self.refused:
+            return replace(state, nodes=self.nodes, draft=Draft(text=not_said(state.language, self.nodes),
+                                                                refusal_reason=READER_NOT_ANSWERED))
         return replace(state, nodes=self.nodes)
 
     def record_fields(self) -> dict[str, Any]:
@@ -73,15 +81,28 @@ class Reranked(StepOutput):
 class RerankStep(BaseStep):
     name: ClassVar[str] = "rerank"
 
-    def __init__(self, scorer: PairScorer, *, top_n: int) -> None:
+    def __init__(self, scorer: PairScorer, *, top_n: int, min_score: float | None = None) -> None:
         if top_n < 1:
             raise ValueError(f"top_n must be at least 1, got {top_n}")
         self.scorer = scorer
         self.top_n = top_n
+        self.min_score = min_score  # refuse when no passage scores this much (a calibrated reader's P(answers))
 
     def run(self, state: TurnState) -> Reranked:
         nodes = state.nodes
         scores = self.scorer.score(scorer_query(self.scorer, state), [passage_text(n) for n in nodes])
         keep = rerank_order(nodes, scores, self.top_n)
+        refused = self.min_score is not None and bool(scores) and max(scores) < self.min_score
         return Reranked(nodes=tuple(nodes[i] for i in keep), scores=tuple(scores[i] for i in keep),
-                        pool=len(nodes))
+                        pool=len(nodes), refused=refused)
+
+
+NOT_SAID = {"vi": "Tài liệu không nói điều này. Các đoạn gần nhất:", "en": "The documents do not say. The closest passages:"}
+
+
+def not_said(language: str, nodes: Sequence[NodeWithScore], shown: int = 3) -> str:
+    """A plain refusal and where the reader looked: the titles of the closest passages."""
+    titles = list(dict.fromkeys(str(n.node.metadata.get("title") or n.node.metadata.get("doc_id") or "")
+                                for n in nodes[:shown]))
+    lines = [NOT_SAID.get(language, NOT_SAID["en"])] + [f"- {t}" for t in titles if t]
+    return "\n".join(lines)

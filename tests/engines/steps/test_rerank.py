@@ -133,3 +133,23 @@ def test_a_conversation_reader_is_given_the_follow_up_with_its_history(make_pipe
     other = make_pipeline(top_k=3, rerank_pool=5, reranker=plain)
     other.run(Session(other, log_turns=False)._start("Còn thẻ Bạch Kim?", history), until="assemble")
     assert " | " not in plain.calls[0][0]  # a plain cross-encoder still reads the rewrite alone
+
+
+class FixedScorer:
+    """A calibrated scorer: P(answers) for every passage is the same low or high value."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        return [self.value - 0.001 * i for i in range(len(passages))]
+
+
+def test_no_passage_the_reader_believes_is_a_plain_refusal_naming_the_closest(make_pipeline) -> None:
+    question = "Phí thường niên thẻ tín dụng?"
+    low = make_pipeline(top_k=3, rerank_pool=5, reranker=FixedScorer(0.2), reader_min_score=0.5)
+    record = Session(low, log_turns=False).run_until("answer", question, [])
+    assert record.refused and record.refusal_reason == "reader_not_answered"
+    assert record.answer.startswith("Tài liệu không nói điều này.") and "\n- " in record.answer
+    high = make_pipeline(top_k=3, rerank_pool=5, reranker=FixedScorer(0.9), reader_min_score=0.5)
+    assert not Session(high, log_turns=False).run_until("answer", question, []).refused
