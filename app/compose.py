@@ -281,6 +281,15 @@ def _extract_config(s: Settings) -> ExtractConfig:
                          cross_language_boost=s.calibrated("cross_language_boost") if s.clause_cross_language else 0.0)
 
 
+def _clause_reader(parts: Parts) -> Any:
+    """The reader for clause choice: the rerank step's when it is the packaged reader, else loaded."""
+    if parts.settings.clause_reader_weight <= 0:
+        return None
+    if getattr(parts.models.reranker, "reads_conversation", False):
+        return parts.models.reranker
+    return build_reranker(parts.settings.model_copy(update={"reranker": READER}))
+
+
 def _neighbours(parts: Parts) -> list[Any]:
     n = parts.settings.neighbour_chunks
     return [NeighbourChunks(top_n=n, fetch=partial(fetch_chunks, parts.index.collection))] if n else []
@@ -325,7 +334,8 @@ def gate_threshold(settings: Settings, manifest: Manifest | None) -> float:
 def _answer(parts: Parts) -> Step:
     s = parts.settings
     if s.effective_answer_mode == "extract":
-        return QuoteAnswer(parts.models.embed_model, config=_extract_config(s), clause_vectors=parts.clause_vectors)
+        return QuoteAnswer(parts.models.embed_model, config=_extract_config(s), clause_vectors=parts.clause_vectors,
+                           reader=_clause_reader(parts), reader_weight=s.clause_reader_weight)
     return GenerateAnswer(max_context_chars=s.max_context_chars)
 
 

@@ -134,6 +134,9 @@ class Settings(_ServiceSettings):
                           "folder, or a hub id where the hub is reachable), or empty = off.")
     reader_min_score: float | None = Field(None, ge=0, le=1, description="Refuse when the reranker's best P(answers) "
                                            "is under this (the packaged reader: calibrated on dev); unset = never.")
+    clause_reader_weight: float = Field(0.0, ge=0, description="extract mode: the packaged reader reads the conversation "
+                                        "beside the best clauses and this times its P(answers) is added to their "
+                                        "scores; 0 = off. Needs the reader (loaded for it when the rerank step is off).")
     reader_int8: bool = Field(True, description="Run the packaged reader with int8 Linear layers (about twice as fast "
                               "on two cores).")
     rerank_pool: int = Field(20, ge=1, le=200, description="Fused candidates the reranker reads; it keeps top_k.")

@@ -25,8 +25,10 @@ from engines.answering.extract import (
 )
 from engines.answering.generate import build_messages
 from engines.answering.refusal import refusal_message
+from engines.reader.inputs import passage_text
 from engines.steps.base import BaseStep, Draft, StepOutput, TurnState
 from engines.steps.condense import Condensed
+from engines.steps.rerank import scorer_query
 
 NO_QUOTABLE_CLAUSE = "no_quotable_clause"
 
@@ -105,12 +107,17 @@ class QuoteAnswer(BaseStep):
     mode: ClassVar[str] = "extract"
 
     def __init__(self, embed_model: Any, *, config: ExtractConfig = ExtractConfig(),
-                 clause_vectors: ClauseVectorCache | None = None) -> None:
+                 clause_vectors: ClauseVectorCache | None = None, reader: Any = None, reader_weight: float = 0.0,
+                 reader_candidates: int = 12) -> None:
         if embed_model is None:
             raise ValueError("answer_mode 'extract' needs the embedding model to score clauses")
         self.config = config
         self.clause_vectors = clause_vectors if clause_vectors is not None else ClauseVectorCache()
         self._similarity = clause_similarity(embed_model, self.clause_vectors)
+        #: A reader (``engines.reader.model.Reader``) that reads the conversation beside each of the
+        #: ``reader_candidates`` best clauses; its P(answers) × ``reader_weight`` is added to their scores.
+        self.reader = reader if reader_weight > 0 else None
+        self.reader_weight, self.reader_candidates = reader_weight, reader_candidates
 
     def run(self, state: TurnState) -> Quoted:
         nodes = state.nodes
@@ -119,11 +126,36 @@ class QuoteAnswer(BaseStep):
         query = state.query or state.question
         words = state.question if self.config.fallback_words_from_message and composed_by_fallback(state) else None
         clauses, scores = rank_clauses(query, passages, titles, self._similarity, self.config, words=words)
+        if self.reader is not None and clauses:
+            scores = self._read(state, clauses, scores, titles)
         chosen = select_clauses(clauses, scores, self.config, asked_for(words or query))
+        if self.reader is not None:
+            chosen = lead_with_best(chosen)
         ranked = sorted(zip(clauses, scores), key=lambda item: -item[1])[: self.config.candidates]
         doc_ids = tuple(str(n.node.metadata.get("doc_id", "")) for n in nodes)
         return Quoted(text=compose_answer(chosen, titles, state.language), chosen=tuple(chosen), titles=titles,
                       quoted=quotes_of(chosen, doc_ids), candidates=tuple(ranked), doc_ids=doc_ids)
+
+
+    def _read(self, state: TurnState, clauses: Sequence[Clause], scores: Sequence[float],
+              titles: Sequence[str]) -> list[float]:
+        """The scores with the reader's judgement of the best candidates added (a new list)."""
+        best = sorted(range(len(clauses)), key=lambda i: -scores[i])[: self.reader_candidates]
+        texts = [passage_text(clauses[i].text, titles[clauses[i].passage] if clauses[i].passage < len(titles) else "")
+                 for i in best]
+        judged = self.reader.score(scorer_query(self.reader, state), texts)
+        out = list(scores)
+        for i, p in zip(best, judged):
+            out[i] += self.reader_weight * p
+        return out
+
+
+def lead_with_best(chosen: Sequence[tuple[Clause, float]]) -> list[tuple[Clause, float]]:
+    """The best-scored clause first (what was asked), the others after it in reading order."""
+    if not chosen:
+        return []
+    best = max(range(len(chosen)), key=lambda i: chosen[i][1])
+    return [chosen[best], *(c for i, c in enumerate(chosen) if i != best)]
 
 
 @dataclass(frozen=True)
