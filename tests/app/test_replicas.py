@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tests.engines.test_chroma_server import chroma_server  # noqa: F401 - the fixture
+from tests.engines.corpus.test_chroma_server import chroma_server  # noqa: F401 - the fixture
 
 from engines.io import redis_lock
 from tests.conftest import DOCS, write_doc
