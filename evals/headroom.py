@@ -65,6 +65,8 @@ class TurnPool:
     passages: tuple[str, ...]
     values: tuple[str, ...]
     reranked: tuple[int, ...] = ()  # the cross-encoder's order of the passages, when one was given
+    answerable: bool = True
+    best_score: float | None = None  # the cross-encoder's best score of the pool (a refusal signal)
 
     def first_holding(self, order: Sequence[int] | None = None) -> int | None:
         """1-based rank of the first passage holding an expected value, in ``order`` (default: fused)."""
@@ -82,7 +84,7 @@ class Headroom:
     def summary(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
         for bucket in TURN_BUCKETS:
-            chosen = [t for t in self.turns if bucket in turn_buckets(t.turn)]
+            chosen = [t for t in self.turns if t.answerable and bucket in turn_buckets(t.turn)]
             ranks = [t.first_holding() for t in chosen]
             row = {"turns": len(chosen), **{f"top{c}": sum(1 for r in ranks if r and r <= c) for c in CUTS},
                    "pool": sum(1 for r in ranks if r)}
@@ -94,20 +96,21 @@ class Headroom:
 
 
 def collect(results: Sequence[RowResult], recorder: PoolRecorder) -> Headroom:
-    """The pools of the answerable rows that name a value, matched to the rows' results in order."""
+    """The pools of the answerable rows that name a value, and of the unanswerable rows (for refusal),
+    matched to the rows' results in order."""
     turns: list[TurnPool] = []
     not_reached = 0
     for result in results:
         values = tuple(result.row.must_contain or ())
-        if not values or not result.row.answerable:
+        if result.row.answerable and not values:
             continue
         key = (conversation_text(result.row.question, result.query, result.row.history)
                if recorder.reads_conversation else result.query)
         passages = None if result.refused or result.route != "docs" else recorder.take(key)
         if passages is None:  # the gate refused or the router sent it away: no pool was fused for it
-            not_reached += 1
+            not_reached += result.row.answerable
             continue
-        turns.append(TurnPool(result.row.turn, key, tuple(passages), values))
+        turns.append(TurnPool(result.row.turn, key, tuple(passages), values, answerable=result.row.answerable))
     return Headroom(pool=max((len(t.passages) for t in turns), default=0), turns=tuple(turns),
                     not_reached=not_reached)
 
@@ -117,7 +120,8 @@ def rerank(headroom: Headroom, scorer: PairScorer) -> Headroom:
     turns = []
     for t in headroom.turns:
         scores = scorer.score(t.query, list(t.passages))
-        turns.append(replace(t, reranked=rerank_order(t.passages, scores, len(scores))))
+        turns.append(replace(t, reranked=rerank_order(t.passages, scores, len(scores)),
+                             best_score=max(scores) if scores else None))
     return replace(headroom, turns=tuple(turns))
 
 
@@ -129,6 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pool", type=int, default=20, help="fused chunks per turn (default %(default)s)")
     parser.add_argument("--reranker", help="'reader' (the packaged reader) or a cross-encoder folder (or hub id) whose "
                         "top 5 of each pool is counted too")
+    parser.add_argument("--queries", default="condense", help="how each turn's query is made (evals.configs): condense "
+                        "(the product's, default) or reference (the rows' own rewrites: no LLM call)")
     parser.add_argument("--llm-cache", type=Path, help="JSONL cache of condense replies")
     parser.add_argument("--out", type=Path, help="write the summary and each turn's ranks as JSON here")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -152,19 +158,21 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     models, index = models_and_index(settings, args.corpus, args.llm_cache)
     recorder = PoolRecorder(reads_conversation=bool(getattr(scorer, "reads_conversation", False)))
     pipeline = build_pipeline(settings, replace(models, reranker=recorder), index)
-    configs = resolve_configs(["condense"])
+    configs = resolve_configs([args.queries])
     with ProgressBars(err.file, disable=args.quiet) as bars:
         result = run_evaluation(pipeline, rows, configs, k=5, retrieval_only=True,
                                 on_progress=lambda config, done, total: bars("headroom", done, total))
-    headroom = collect(result.rows["condense"], recorder)
+    headroom = collect(result.rows[args.queries], recorder)
     if scorer is not None:
         headroom = rerank(headroom, scorer)
     summary = headroom.summary()
     out.print(_table(summary, headroom))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        detail = [{"turn": t.turn, "query": t.query, "fused_rank": t.first_holding(),
-                   "reranked_rank": t.first_holding(t.reranked) if t.reranked else None} for t in headroom.turns]
+        detail = [{"turn": t.turn, "query": t.query, "answerable": t.answerable, "best_score": t.best_score,
+                   "fused_rank": t.first_holding() if t.answerable else None,
+                   "reranked_rank": t.first_holding(t.reranked) if t.reranked and t.answerable else None}
+                  for t in headroom.turns]
         args.out.write_text(json.dumps({"dataset": str(args.dataset), "pool": args.pool, "reranker": args.reranker,
                                         "not_reached": headroom.not_reached, "summary": summary, "turns": detail},
                                        ensure_ascii=False, indent=1), encoding="utf-8")

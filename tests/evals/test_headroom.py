@@ -57,3 +57,34 @@ def test_the_cli_replays_the_rows_and_writes_each_turns_rank(tmp_path, corpus, m
                 "--embedding", "fake", "--quiet", "--reranker", str(tmp_path / "none")],
                stdout=io.StringIO(), stderr=(msg := io.StringIO()))
     assert bad == 2 and "TURNRAG_RERANKER" in msg.getvalue()
+
+
+def test_a_conversation_reading_recorder_is_matched_to_its_rows(tmp_path, corpus, monkeypatch) -> None:
+    """With a reader, pools are keyed by what it reads (the conversation), and still found for each row."""
+    from dataclasses import replace
+
+    from app.compose import build_pipeline
+    from app.config import load_settings
+    from evals.configs import resolve_configs
+    from evals.dataset import load_rows
+    from evals.evaluation import run_evaluation
+    from evals.headroom import collect
+    from evals.variants import models_and_index
+
+    monkeypatch.setenv("TURNRAG_REFUSAL_MIN_VECTOR", "0.25")
+    dataset = tmp_path / "rows.jsonl"
+    dataset.write_text("\n".join(dataset_lines()) + "\n", encoding="utf-8")
+    settings = load_settings(index_dir=tmp_path / "idx", llm="fake", embedding="fake", rerank_pool=6)
+    models, index = models_and_index(settings, corpus, None)
+    rows = load_rows(dataset)
+
+    def pools(recorder):
+        pipeline = build_pipeline(settings, replace(models, reranker=recorder), index)
+        result = run_evaluation(pipeline, rows, resolve_configs(["condense"]), k=5, retrieval_only=True)
+        return collect(result.rows["condense"], recorder)
+
+    plain, read = pools(PoolRecorder()), pools(PoolRecorder(reads_conversation=True))
+    assert read.turns and read.not_reached == plain.not_reached
+    assert [t.passages for t in read.turns] == [t.passages for t in plain.turns]  # every row found its pool
+    assert all(" | " in t.query for t in read.turns if t.turn > 1)  # the reader's query carries the history
+    assert not any(" | " in t.query for t in plain.turns)
