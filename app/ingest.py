@@ -1,7 +1,9 @@
 """`python -m app.ingest PATH [--index DIR] [--prune]`: build or update the index.
 
 Validates the whole corpus first (every bad file or line is listed, nothing is written), then
-embeds only new or changed documents, with a progress bar. Safe to interrupt and re-run.
+embeds only new or changed documents, with a progress bar. Safe to interrupt and re-run. Files
+left out (unsupported, scans, junk, empty) are listed with their reason, and files that chunk
+badly (a giant line) with a warning: nothing disappears silently.
 """
 
 from __future__ import annotations
@@ -25,11 +27,17 @@ from engines.corpus.store import Manifest
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m app.ingest",
-        description="Ingest a folder of .md/.txt documents (optional YAML front matter: doc_id, title, "
-                    "date, department, active, supersedes, ...) or a BEIR-style .jsonl corpus (_id, title, text) "
-                    "into the hybrid index (Chroma + BM25). Re-running skips unchanged documents.",
+        description="Ingest a folder of documents or a BEIR-style .jsonl corpus (_id, title, text) into the "
+                    "hybrid index (Chroma + BM25). Re-running skips unchanged documents.",
+        epilog="Formats: .md/.txt (optional YAML front matter: doc_id, title, date, department, active, "
+               "supersedes, ...); .pdf (its text layer; chunks name their page), .docx and .html (headings, lists "
+               "and tables kept as Markdown; chunks name their section). Title and date come from the "
+               "document's properties or its first lines; doc_id is the file name without extension. "
+               "Files not ingested are listed with their reason (unsupported type, no text layer, binary or "
+               "junk, empty, unreadable); a line over 20,000 characters or a very large file is warned about. "
+               "More in docs/documents.md.",
     )
-    parser.add_argument("path", type=Path, help="folder of documents, a single .md/.txt file, or a .jsonl corpus")
+    parser.add_argument("path", type=Path, help="folder of documents, a single document, or a .jsonl corpus")
     parser.add_argument("--prune", action="store_true", help="remove documents that are no longer in PATH")
     parser.add_argument("--chunk-size", type=int, help="chunk size in tokens (default 400)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -52,6 +60,8 @@ def ensure_index(settings: Settings, corpus: Path, console: Console) -> None:
     console.print(f"No index in {settings.index_dir}: ingesting {corpus} (first run only)…", markup=False)
     report = run_ingest(settings, corpus, prune=False, console=console)
     console.print(summary(report), markup=False)
+    for line in left_out_lines(report):
+        console.print(line, markup=False)
     for line in [*replacement_lines(settings), gate_line(settings)]:
         if line:
             console.print(line, markup=False)
@@ -74,6 +84,13 @@ def gate_line(settings: Settings) -> str:
     return calibration.summary(settings.refusal_budget) if calibration is not None else ""
 
 
+def left_out_lines(report: IngestReport) -> list[str]:
+    """Files not ingested, each with its reason, then warnings about files that were."""
+    lines = [f"{len(report.skipped)} file(s) not ingested (nothing was written for them):"] if report.skipped else []
+    lines += [f"  {item}" for item in report.skipped]
+    return lines + [f"warning: {warning}" for warning in report.warnings]
+
+
 def summary(report: IngestReport) -> str:
     return (f"{len(report.added)} added, {len(report.updated)} updated, {len(report.repaired)} repaired, "
             f"{len(report.unchanged)} unchanged, {len(report.removed)} removed; "
@@ -89,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
         settings = settings_from(args, chunk_size=args.chunk_size)
         report = run_ingest(settings, args.path, args.prune, console, quiet=args.quiet)
         print(f"{settings.index_dir}: {summary(report)}")
+        for line in left_out_lines(report):
+            print(line)
         for line in [*replacement_lines(settings), gate_line(settings)]:
             if line:
                 print(line)

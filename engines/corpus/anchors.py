@@ -13,15 +13,17 @@ from collections.abc import Sequence
 
 Anchor = tuple[int, str, str | int]
 
-#: A Markdown heading line; its text names the section below it.
-_HEADING = re.compile(r"^#{1,6}[ \t]+(?P<text>.+?)[ \t#]*$", re.MULTILINE)
+#: A Markdown heading line, or a line wholly in bold (a title marked by weight, as Word documents and
+#: PDFs printed from them often do): its text names the section below it.
+_HEADING = re.compile(r"^(?:#{1,6}[ \t]+(?P<text>.+?)[ \t#]*|\*\*(?P<bold>[^*\n]{1,150})\*\*:?)[ \t]*$", re.MULTILINE)
 #: Longest section name kept (Chroma metadata is flat text; a heading is short).
 MAX_SECTION_CHARS = 200
 
 
 def heading_anchors(text: str, offset: int = 0) -> list[Anchor]:
-    """A ``section`` anchor at every Markdown heading of ``text`` (offsets shifted by ``offset``)."""
-    return [(offset + m.start(), "section", m.group("text").strip()[:MAX_SECTION_CHARS])
+    """A ``section`` anchor at every Markdown heading or bold title line of ``text`` (offsets shifted by
+    ``offset``)."""
+    return [(offset + m.start(), "section", (m.group("text") or m.group("bold")).strip()[:MAX_SECTION_CHARS])
             for m in _HEADING.finditer(text)]
 
 

@@ -24,9 +24,11 @@ from llama_index.core.node_parser import SentenceSplitter
 
 from engines.answering.gate_calibration import METHOD as GATE_METHOD
 from engines.answering.gate_calibration import measure_corpus
-from engines.corpus.documents import SourceDocument
+from engines.corpus.anchors import chunk_anchors
+from engines.corpus.documents import Corpus, SourceDocument
 from engines.corpus.replacements import READING as REPLACEMENTS_READING
 from engines.corpus.replacements import documents_from_chunks, find_replacements
+from engines.corpus.screening import Skipped
 from engines.corpus.store import Manifest, iter_chunks, publish, read_bm25_pointer, rebuild_bm25
 from engines.corpus.tokens import TOKENIZER_NAME, load_tokenizer
 from engines.errors import IndexUnavailable
@@ -61,6 +63,10 @@ class IngestReport:
     repaired: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    #: files of the source left out, with why (nothing was written for them), and warnings about
+    #: files that went in (a giant line, pages without text)
+    skipped: list[Skipped] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     chunks_written: int = 0
     total_chunks: int = 0
     seconds: float = 0.0
@@ -113,7 +119,8 @@ def ingest_documents(
     calibrate_gate: bool = True,
     companion: Companion | None = None,
 ) -> IngestReport:
-    """Bring the index in line with ``docs``; see the module docstring for the guarantees.
+    """Bring the index in line with ``docs``; see the module docstring for the guarantees. A
+    :class:`Corpus` (what ``load_corpus`` returns) brings its left-out files and warnings into the report.
 
     ``calibrate_gate``: when the stored chunks changed (or the manifest has no calibration of the
     current method), measure the refusal gate on them (``engines.answering.gate_calibration``, a few hundred
@@ -141,6 +148,8 @@ def ingest_documents(
         manifest.save(index_dir)
 
     report = IngestReport()
+    if isinstance(docs, Corpus):
+        report.skipped, report.warnings = list(docs.skipped), list(docs.warnings)
     stored = _stored_state(collection)
     plan: list[tuple[SourceDocument, str, str]] = []  # doc, version hash, reason
     for doc in docs:
@@ -291,8 +300,10 @@ def _write_batch(items: list[tuple[SourceDocument, str, str, list[str]]], collec
                  embed_model: BaseEmbedding, stored: dict[str, _DocState]) -> float:
     ids, texts, metadatas, to_embed = [], [], [], []
     for doc, version, _, chunks in items:
-        for n, chunk in enumerate(chunks):
-            meta = dict(doc.metadata) | {"content_hash": version, "n_chunks": len(chunks), "chunk_index": n}
+        # the page a chunk starts on and the heading above it, for converted documents
+        places = chunk_anchors(doc.text, chunks, doc.anchors) if doc.anchors else [{}] * len(chunks)
+        for n, (chunk, place) in enumerate(zip(chunks, places)):
+            meta = dict(doc.metadata) | place | {"content_hash": version, "n_chunks": len(chunks), "chunk_index": n}
             ids.append(f"{doc.doc_id}#{n}")
             texts.append(chunk)
             metadatas.append(meta)

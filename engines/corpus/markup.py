@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import logging
 import re
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from xml.parsers.expat import ExpatError
 
 import mammoth
 from bs4 import BeautifulSoup
@@ -29,6 +31,10 @@ DATE_META = ("date", "dc.date", "dcterms.date", "dc.date.issued", "dcterms.issue
              "citation_date", "citation_publication_date", "article:published_time", "og:published_time")
 #: Word's "Title" style is the document's title: a heading, not body text.
 _DOCX_STYLES = "p[style-name='Title'] => h1:fresh\np[style-name='Subtitle'] => h2:fresh"
+
+
+#: What reading a damaged DOCX raises: not a zip, a part missing, XML cut short.
+DOCX_ERRORS = (zipfile.BadZipFile, KeyError, ExpatError)
 
 
 @dataclass(frozen=True)
@@ -78,8 +84,6 @@ def read_docx(path: Path) -> MarkupText:
 
 def _docx_properties(path: Path) -> tuple[str, str]:
     """dc:title and dcterms:created of docProps/core.xml ("" where absent)."""
-    import zipfile
-
     with zipfile.ZipFile(path) as archive:
         try:
             core = archive.read("docProps/core.xml")

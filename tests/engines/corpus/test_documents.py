@@ -1,5 +1,8 @@
 """Bad input gets one clear message naming the file or line, and nothing is ingested."""
 
+import hashlib
+import json
+
 import pytest
 
 from engines.corpus.documents import load_corpus, parse_text_document
@@ -24,8 +27,6 @@ def test_plain_text_without_front_matter(tmp_path):
 
 @pytest.mark.parametrize("name, content, message", [
     ("latin1.md", "Nghỉ phép".encode("cp1258", errors="replace") + b"\xff\xfe", "not UTF-8"),
-    ("empty.md", b"", "has no text"),
-    ("only-front.md", b"---\ntitle: x\n---\n", "has no text"),
     ("unclosed.md", b"---\ntitle: x\nNo closing line", "never closed"),
     ("bad-yaml.md", b"---\ntitle: [unclosed\n---\nbody", "malformed YAML"),
     ("bad-date.md", b"---\ndate: 15/11/2023\n---\nbody", "YYYY-MM-DD"),
@@ -40,7 +41,7 @@ def test_bad_files_are_named_with_the_problem(tmp_path, name, content, message):
 
 
 def test_all_problems_are_listed_at_once(tmp_path):
-    (tmp_path / "a.md").write_bytes(b"")
+    (tmp_path / "a.md").write_bytes(b"---\ndate: 15/11/2023\n---\nbody")
     (tmp_path / "b.md").write_bytes(b"\xff\xfe")
     with pytest.raises(DocumentError, match="2 problem"):
         load_corpus(tmp_path)
@@ -83,3 +84,46 @@ def test_supersedes_lists_document_ids(tmp_path):
     from engines.errors import DocumentError
     with pytest.raises(DocumentError, match="bad.md.*supersedes.*document ids"):
         load_corpus(tmp_path)
+
+
+def test_impossible_front_matter_date_names_file_line_field_and_value(tmp_path):
+    (tmp_path / "good.md").write_text("Tốt.", encoding="utf-8")
+    (tmp_path / "feb.md").write_text("---\ntitle: Phép\ndate: 2024-02-30\n---\nNội dung.\n", encoding="utf-8")
+    with pytest.raises(DocumentError) as err:
+        load_corpus(tmp_path)
+    message = str(err.value)
+    assert f"{tmp_path / 'feb.md'}:3: field 'date' is '2024-02-30'" in message
+    assert "not a day of the calendar" in message and "YYYY-MM-DD" in message and "nothing was ingested" in message
+
+
+def test_files_not_ingested_are_named_with_their_reason(tmp_path):
+    (tmp_path / "good.md").write_text("# Phép năm\n\nNhân viên được nghỉ 12 ngày.", encoding="utf-8")
+    (tmp_path / "empty.md").write_bytes(b"")
+    (tmp_path / "only-front.md").write_bytes(b"---\ntitle: x\n---\n")
+    (tmp_path / "nul.txt").write_bytes(b"\x00" * 2048)
+    (tmp_path / "photo.png").write_bytes(b"\x89PNG\r\n")
+    (tmp_path / "giant.txt").write_text("Dòng rất dài " * 3_000, encoding="utf-8")
+    corpus = load_corpus(tmp_path)
+    assert sorted(d.doc_id for d in corpus) == ["giant", "good"]
+    reasons = {s.path: s.reason for s in corpus.skipped}
+    assert reasons == {"empty.md": "empty", "only-front.md": "empty", "nul.txt": "binary or junk",
+                       "photo.png": "unsupported type"}
+    assert "photo.png: unsupported type — '.png' is not read" in [str(s) for s in corpus.skipped][3]
+    [warning] = corpus.warnings
+    assert warning.startswith("giant.txt: a line of 39,000 characters without a line break")
+
+
+def test_a_folder_with_nothing_to_ingest_says_why(tmp_path):
+    (tmp_path / "nul.txt").write_bytes(b"\x00\x00")
+    with pytest.raises(DocumentError) as err:
+        load_corpus(tmp_path)
+    assert "no documents to ingest" in str(err.value) and "nul.txt: binary or junk" in str(err.value)
+
+
+def test_md_without_front_matter_is_read_as_before(tmp_path):
+    """Markdown and text files keep their doc_id, title and hash: existing indexes stay current."""
+    (tmp_path / "note.md").write_text("# Tiêu đề\n\nNội dung.", encoding="utf-8")
+    [doc] = load_corpus(tmp_path)
+    assert doc.metadata["title"] == "note" and doc.anchors == ()
+    before = json.dumps({"text": doc.text, "metadata": doc.metadata}, sort_keys=True, ensure_ascii=False)
+    assert doc.content_hash == hashlib.sha256(before.encode("utf-8")).hexdigest()[:16]  # the hash before anchors
