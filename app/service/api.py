@@ -288,8 +288,11 @@ def create_app(state: ServiceState, keys: Keys, model_name: str) -> FastAPI:
 
 
 def _extra(done: dict[str, Any]) -> dict[str, Any]:
-    """The turnrag field beside OpenAI's: sources, the query used, refusal, conflict notes."""
-    return {key: done[key] for key in ("sources", "query", "refused", "conflicts")}
+    """The turnrag field beside OpenAI's: sources, the query used, refusal, conflict notes, the road
+    taken, the database road's statement and rows (capped), and the stage timings."""
+    record = done["record"]
+    return {**{key: done[key] for key in ("sources", "query", "refused", "conflicts")},
+            **{key: record[key] for key in ("route", "sql", "timings_ms")}}
 
 
 async def _chain(first: Event, rest: AsyncIterator[Event]) -> AsyncIterator[Event]:

@@ -3,6 +3,7 @@
     [keys."KEY"]
     user = "loan-officer"
     filters = { department = "tin-dung" }   # same form as TURNRAG_FILTERS; optional
+    sql_tables = ["branches", "loans"]      # the tables its questions may read (docs/sql.md); optional
 
 A key's filter is enforced on the server; a request may narrow it, never widen it. A session
 belongs to the key that created it (``Caller.owner``, a hash of the key: the key itself is never
@@ -27,6 +28,7 @@ class Caller:
     user: str
     owner: str
     filter: MetadataFilter = field(default_factory=lambda: MetadataFilter(include_inactive=True))
+    sql_tables: frozenset[str] | None = None  # None: every table TURNRAG_SQL_TABLES allows
 
 
 #: Who calls when the server runs without keys (loopback only).
@@ -74,11 +76,15 @@ class Keys:
             where = f'API keys file {path}, [keys."{key[:4]}…"]'
             if not isinstance(entry, dict) or not str(entry.get("user", "")).strip():
                 raise ConfigError(f"{where}: needs user = \"...\"")
-            unknown = set(entry) - {"user", "filters"}
+            unknown = set(entry) - {"user", "filters", "sql_tables"}
             if unknown:
-                raise ConfigError(f"{where}: unknown field(s) {sorted(unknown)}; use user and filters")
+                raise ConfigError(f"{where}: unknown field(s) {sorted(unknown)}; use user, filters and sql_tables")
+            tables = entry.get("sql_tables")
+            if tables is not None and (not isinstance(tables, list) or not all(isinstance(t, str) for t in tables)):
+                raise ConfigError(f'{where}: sql_tables must be a list of table names, e.g. ["branches", "loans"]')
             spec: Any = entry.get("filters") or {}
             flt = MetadataFilter.parse(spec, where=f"{where} filters").with_inactive(
                 bool(spec.get("include_inactive", True)) if isinstance(spec, dict) else True)
-            callers[key] = Caller(user=str(entry["user"]), owner=owner_of(key), filter=flt)
+            callers[key] = Caller(user=str(entry["user"]), owner=owner_of(key), filter=flt,
+                                  sql_tables=None if tables is None else frozenset(tables))
         return cls(callers)

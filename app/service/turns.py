@@ -15,7 +15,7 @@ from app.service.keys import Caller
 from app.service.metrics import Metrics
 from engines.conversation.store import ConversationStore, StoredTurn
 from engines.pipeline import Pipeline
-from engines.record import TurnRecord, sources_of
+from engines.record import Source, TurnRecord, sources_of
 from engines.retrieval.filters import MetadataFilter
 from engines.session import Session
 
@@ -36,11 +36,22 @@ class RequestError(Exception):
         self.status, self.message, self.kind = status, message, kind
 
 
+def source_payload(source: Source) -> dict[str, Any]:
+    """A source as the APIs show it: its id and title, and the PDF pages or the sections it was cited
+    from when its document has them (converted documents; docs/documents.md)."""
+    payload: dict[str, Any] = {"doc_id": source.doc_id, "title": source.title}
+    if source.pages:
+        payload["pages"] = list(source.pages)
+    if source.sections:
+        payload["sections"] = list(source.sections)
+    return payload
+
+
 def answer_payload(record: TurnRecord) -> dict[str, Any]:
     """What both APIs say about a finished turn beside the answer text."""
     return {
         "answer": record.answer,
-        "sources": [{"doc_id": s.doc_id, "title": s.title} for s in record.sources],
+        "sources": [source_payload(s) for s in record.sources],
         "query": record.query,
         "refused": record.refused,
         "conflicts": list((record.conflicts or {}).get("notes") or []),
@@ -71,6 +82,7 @@ class TurnService:
                 turns: Sequence[StoredTurn] = (), session_id: str | None = None) -> Session:
         session = Session(self.pipeline, session_id=session_id)
         session.set_filter(self.access_filter(caller, requested_filter))
+        session.set_sql_tables(caller.sql_tables)
         session.restore([(t.question, t.answer, t.query) for t in turns])
         return session
 
@@ -103,7 +115,7 @@ class TurnService:
             stream = await asyncio.to_thread(session.prepare, question, None if history is None else list(history))
             yield "query", {"query": stream.query}
             shown = [] if stream.state.draft and stream.state.draft.refused else sources_of(stream.state.nodes)
-            yield "sources", {"sources": [{"doc_id": s.doc_id, "title": s.title} for s in shown]}
+            yield "sources", {"sources": [source_payload(s) for s in shown]}
             async for chunk in await stream.achunks():
                 if chunk.delta:
                     yield "token", {"text": chunk.delta}

@@ -46,13 +46,14 @@ class Draft:
 
 @dataclass(frozen=True)
 class TurnOptions:
-    """A session's choices for its turns: the access filter, query transforms, router, and the
-    condense window (None: the pipeline's)."""
+    """A session's choices for its turns: the access filter, query transforms, router, the
+    condense window (None: the pipeline's) and the tables the database road may read."""
 
     filter: MetadataFilter = NO_FILTER
     expander: Any = None  # engines.retrieval.transforms.QueryExpander | None
     router: Any = None  # engines.conversation.router.SemanticRouter | LLMRouter | None
     condense_window: int | None = None
+    sql_tables: frozenset[str] | None = None  # the tables the SQL road may read (an API key's); None: all configured
 
 
 @dataclass(frozen=True)

@@ -152,3 +152,18 @@ def test_debug_shows_the_graded_check_and_its_refusal(tmp_path, corpus, monkeypa
     assert code == 0 and "Xin lỗi, tôi không tìm thấy thông tin này trong tài liệu." in out
     assert "answerability 0." in out and "p_yes=0.00, percentile=" in out
     assert "refused=True (check_not_answered)" in out
+
+
+def test_sources_name_the_pdf_page_and_first_run_lists_files_left_out(tmp_path, corpus):
+    import shutil
+    from pathlib import Path
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "documents"
+    shutil.copy(fixtures / "quy-che-nghi-phep.pdf", corpus)
+    (corpus / "nul.txt").write_bytes(b"\x00" * 64)
+    code, out, err = transcript(tmp_path, corpus, ["Quy chế nghỉ phép năm 2024: nhân viên chính thức được nghỉ bao nhiêu ngày?"],
+                                hook=scripted("12 ngày phép năm."))
+    assert code == 0
+    assert "nul.txt: binary or junk — 64 NUL byte(s)" in err  # the first run's ingest says what it left out
+    sources = next(line for line in out.splitlines() if line.startswith("Nguồn:"))
+    assert "[quy-che-nghi-phep] Quy chế nghỉ phép năm 2024 (tr. 1" in sources

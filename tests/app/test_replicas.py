@@ -12,11 +12,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tests.engines.corpus.test_chroma_server import chroma_server  # noqa: F401 - the fixture
 
 from engines.io import redis_lock
 from tests.conftest import DOCS, write_doc
 from tests.engines.conversation.test_store import _free_port, redis_url  # noqa: F401 - the fixture
+from tests.engines.corpus.test_chroma_server import chroma_server  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.server
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,4 +18,4 @@ def test_page_names_every_setting_once_with_its_default():
     for name in Settings.model_fields:
         assert page.count(f"| `TURNRAG_{name.upper()}` |") == 1
     assert "| `TURNRAG_TOP_K` | `5` |" in page
-    assert "| `TURNRAG_STEPS` | `route,condense,retrieve,gate,rerank,assemble,answer,check` |" in page
+    assert "| `TURNRAG_STEPS` | `route,condense,sql,retrieve,gate,rerank,assemble,answer,check` |" in page

@@ -1,0 +1,161 @@
+"""One question down the database road: refuse a request to change data, ask the LLM for a SELECT,
+check it, run it read-only, retry once with the database's error (a second chat turn after the
+model's own reply), and write the answer.
+
+Nothing runs that :func:`engines.sql.guard.check_statement` did not pass, and what runs, runs on a
+connection that cannot write (``engines.sql.database``). Every attempt (the statement as written,
+as run, and the error) is kept for the turn record.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from llama_index.core.base.llms.types import ChatMessage, MessageRole
+from sqlalchemy.engine import Engine
+
+from engines.sql import answer
+from engines.sql.database import DEFAULT_TIMEOUT_S, Rows, StatementFailed, fetch
+from engines.sql.guard import DEFAULT_ROW_LIMIT, INJECTION, UnsafeStatement, check_statement, request_problem
+from engines.sql.prompt import parse_sql, retry_message, sql_prompt
+from engines.sql.schema import Schema
+
+logger = logging.getLogger(__name__)
+
+ANSWERED, NO_SQL, REFUSED = "answered", "no_sql", "refused"
+#: Refusal reasons (the turn record's ``refusal_reason``).
+SQL_WRITE_REQUEST, SQL_INJECTION, SQL_UNSAFE, SQL_FAILED, SQL_NO_TABLES = (
+    "sql_write_request", "sql_injection", "sql_unsafe", "sql_failed", "sql_no_tables")
+#: Rows the turn record (and so /debug, the log and the API) keeps of a result.
+RECORDED_ROWS = 20
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One statement: as the LLM wrote it, as it ran (checked, LIMIT added), and what went wrong."""
+
+    written: str = ""
+    ran: str = ""
+    error: str = ""
+    stage: str = ""  # "parse" (no statement in the reply), "guard" or "database"; "" when it ran
+
+
+@dataclass(frozen=True)
+class SqlOutcome:
+    status: str  # answered, no_sql (the writer found no statement: the documents may answer), refused
+    text: str = ""
+    reason: str | None = None  # the refusal reason when refused
+    attempts: tuple[Attempt, ...] = ()
+    columns: tuple[str, ...] = ()
+    rows: tuple[tuple[Any, ...], ...] = ()  # every row fetched (at most the LIMIT)
+    truncated: bool = False
+    tables: tuple[str, ...] = ()
+    llm_calls: int = 0
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def statement(self) -> str:
+        """The statement the answer stands on (or the last one tried)."""
+        last = self.attempts[-1] if self.attempts else Attempt()
+        return last.ran or last.written
+
+    def to_record(self, recorded_rows: int = RECORDED_ROWS) -> dict[str, Any]:
+        """What the turn record shows: the SQL, the attempts, the rows (capped), the tables."""
+        return {"status": self.status, "statement": self.statement, "tables": list(self.tables),
+                "attempts": [vars(a).copy() for a in self.attempts], "columns": list(self.columns),
+                "rows": [[answer.plain(v) for v in row] for row in self.rows[:recorded_rows]],
+                "row_count": len(self.rows), "rows_truncated": self.truncated or len(self.rows) > recorded_rows}
+
+
+class SqlRoad:
+    """The database, what it holds, and the LLM that writes statements for it. Thread-safe: it keeps
+    no per-turn state (the engine pools connections)."""
+
+    def __init__(self, engine: Engine, schema: Schema, llm: Any, *, row_limit: int = DEFAULT_ROW_LIMIT,
+                 timeout_s: float = DEFAULT_TIMEOUT_S, retries: int = 1) -> None:
+        self.engine = engine
+        self.schema = schema
+        self.llm = llm
+        self.row_limit = row_limit
+        self.timeout_s = timeout_s
+        self.retries = retries
+
+    def answer(self, question: str, language: str, *, words: str = "", earlier: str = "",
+               only: Sequence[str] | None = None) -> SqlOutcome:
+        """Answer the standalone ``question`` from the tables (``only``: a key's tables; None: all
+        configured). ``words``: the user's own message, checked for write requests too; ``earlier``:
+        the standalone question a follow-up continues (shown to the SQL writer)."""
+        problem = request_problem(words) or request_problem(question)
+        if problem is not None:
+            reason = SQL_INJECTION if problem == INJECTION else SQL_WRITE_REQUEST
+            return SqlOutcome(REFUSED, answer.message(language, "write"), reason)
+        tables = self.schema.allowed(only)
+        if not tables:
+            return SqlOutcome(REFUSED, answer.message(language, "failed"), SQL_NO_TABLES)
+        return self._write_and_run(question, language, tables, earlier)
+
+    def _write_and_run(self, question: str, language: str, tables: tuple[str, ...], earlier: str) -> SqlOutcome:
+        attempts: list[Attempt] = []
+        timings = {"sql_write": 0.0, "sql_run": 0.0}
+        failed: Attempt | None = None
+        chat = [ChatMessage(role=MessageRole.USER, content=sql_prompt(
+            dialect=self.schema.dialect, schema=self.schema.describe(tables), notes=self.schema.notes,
+            question=question, limit=self.row_limit, earlier=earlier, recap=self.schema.recap(tables)))]
+        for _ in range(1 + self.retries):
+            if failed is not None:  # a second try is a chat turn: its own statement above, the error below
+                statement = failed.ran or failed.written
+                chat.append(ChatMessage(role=MessageRole.USER, content=retry_message(
+                    failed=statement, error=failed.error, hint=self.schema.hint(failed.error, tables, statement))))
+            t0 = time.perf_counter()
+            reply = self.llm.chat(chat).message.content or ""
+            timings["sql_write"] += _ms(t0)
+            chat.append(ChatMessage(role=MessageRole.ASSISTANT, content=reply))
+            written = parse_sql(reply)
+            if written is None:
+                if failed is None:  # the writer says the tables cannot answer: the documents may
+                    return SqlOutcome(NO_SQL, attempts=(Attempt(error=(reply or "").strip()[:200], stage="parse"),),
+                                      llm_calls=len(attempts) + 1, timings_ms=_rounded(timings))
+                attempts.append(Attempt(error="no statement in the reply", stage="parse"))
+                break
+            try:
+                checked = check_statement(written, dialect=self.schema.dialect, allowed=tables, limit=self.row_limit)
+            except UnsafeStatement as exc:
+                attempts.append(Attempt(written=written, error=str(exc), stage="guard"))
+                logger.warning("SQL refused before running (%s): %r", exc, written)
+                if not exc.retryable:
+                    return self._refused(language, SQL_UNSAFE, attempts, timings)
+                failed = attempts[-1]
+                continue
+            t0 = time.perf_counter()
+            try:
+                rows: Rows = fetch(self.engine, checked.sql, max_rows=self.row_limit, timeout_s=self.timeout_s)
+            except StatementFailed as exc:
+                timings["sql_run"] += _ms(t0)
+                attempts.append(Attempt(written=written, ran=checked.sql, error=str(exc), stage="database"))
+                logger.info("SQL failed (%s): %s", exc, checked.sql)
+                failed = attempts[-1]
+                continue
+            timings["sql_run"] += _ms(t0)
+            attempts.append(Attempt(written=written, ran=checked.sql))
+            truncated = rows.truncated or (checked.capped and len(rows.rows) >= checked.limit)
+            text = answer.compose(rows.columns, rows.rows, language, truncated=truncated)
+            return SqlOutcome(ANSWERED, text, None, tuple(attempts), rows.columns, rows.rows, truncated,
+                              checked.tables, llm_calls=len(attempts), timings_ms=_rounded(timings))
+        return self._refused(language, SQL_FAILED, attempts, timings)
+
+    def _refused(self, language: str, reason: str, attempts: list[Attempt], timings: dict[str, float]) -> SqlOutcome:
+        key = "unsafe" if reason == SQL_UNSAFE else "failed"
+        return SqlOutcome(REFUSED, answer.message(language, key), reason, tuple(attempts), llm_calls=len(attempts),
+                          timings_ms=_rounded(timings))
+
+
+def _ms(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1000
+
+
+def _rounded(timings: dict[str, float]) -> dict[str, float]:
+    return {k: round(v, 2) for k, v in timings.items()}
