@@ -27,7 +27,7 @@ from app.cli import add_common_flags, run_cli, settings_from
 from app.compose import build_pipeline, build_reranker
 from app.console import ProgressBars
 from app.logging_setup import configure_logging
-from engines.reader.inputs import conversation_text
+from engines.reader.inputs import SEPARATOR, conversation_text
 from engines.steps.rerank import PairScorer, rerank_order
 from evals.buckets import TURN_BUCKETS, turn_buckets
 from evals.configs import resolve_configs
@@ -42,20 +42,32 @@ CUTS = (5, 10)
 
 class PoolRecorder:
     """A rerank scorer that keeps the fused order and remembers each query's pool, in turn order.
-    With ``reads_conversation`` it is given what a conversation-reading scorer would be given."""
+    With ``reads_conversation`` it is given what a conversation-reading scorer would be given: the
+    question side first, then the history the pipeline had (which evaluation cannot rebuild exactly),
+    so such pools are found by that question side (:meth:`take_prefix`)."""
 
     def __init__(self, reads_conversation: bool = False) -> None:
         self.reads_conversation = reads_conversation
-        self.pools: dict[str, list[list[str]]] = {}
+        self.recorded: list[tuple[str, list[str]]] = []
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
-        self.pools.setdefault(query, []).append(list(passages))
+        self.recorded.append((query, list(passages)))
         return [-float(i) for i in range(len(passages))]
 
     def take(self, query: str) -> list[str] | None:
         """The oldest pool recorded for ``query`` (rows are replayed in order), or None."""
-        pools = self.pools.get(query)
-        return pools.pop(0) if pools else None
+        return self._take(lambda key: key == query)[1]
+
+    def take_prefix(self, prefix: str) -> tuple[str, list[str] | None]:
+        """The oldest (query, pool) whose query is ``prefix`` or starts with it and the separator."""
+        return self._take(lambda key: key == prefix or key.startswith(prefix + SEPARATOR))
+
+    def _take(self, match) -> tuple[str, list[str] | None]:
+        for i, (key, pool) in enumerate(self.recorded):
+            if match(key):
+                del self.recorded[i]
+                return key, pool
+        return "", None
 
 
 @dataclass(frozen=True)
@@ -104,9 +116,13 @@ def collect(results: Sequence[RowResult], recorder: PoolRecorder) -> Headroom:
         values = tuple(result.row.must_contain or ())
         if result.row.answerable and not values:
             continue
-        key = (conversation_text(result.row.question, result.query, result.row.history)
-               if recorder.reads_conversation else result.query)
-        passages = None if result.refused or result.route != "docs" else recorder.take(key)
+        key, passages = result.query, None
+        if not result.refused and result.route == "docs":
+            if recorder.reads_conversation:
+                key, passages = recorder.take_prefix(conversation_text(result.message or result.row.question,
+                                                                       result.query))
+            else:
+                passages = recorder.take(key)
         if passages is None:  # the gate refused or the router sent it away: no pool was fused for it
             not_reached += result.row.answerable
             continue
