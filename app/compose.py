@@ -138,9 +138,9 @@ def with_reranker(models: Models, settings: Settings) -> Models:
                        "TURNRAG_STEPS: nothing is reranked", settings.reranker)
     if not wanted:
         return models if models.reranker is None else replace(models, reranker=None)
-    loaded = (getattr(models.reranker, "model_name", None), getattr(models.reranker, "max_length", None))
-    if loaded == (wanted, settings.reranker_max_length):
-        return models
+    loaded = getattr(models.reranker, "model_name", None)
+    if loaded == wanted and (wanted == READER or models.reranker.max_length == settings.reranker_max_length):
+        return models  # the reader reads its own trained length; a cross-encoder the setting's
     return replace(models, reranker=build_reranker(settings))
 
 
@@ -150,9 +150,7 @@ def build_reranker(settings: Settings) -> Any:
     if settings.reranker == READER:
         from engines.reader.model import load_reader
 
-        reader = load_reader(READER_DELTA, settings.model_cache_dir, quantize=settings.reader_int8)
-        reader.model_name, reader.max_length = READER, settings.reranker_max_length
-        return reader
+        return load_reader(READER_DELTA, settings.model_cache_dir, quantize=settings.reader_int8)
     return CrossEncoderScorer(settings.reranker, max_length=settings.reranker_max_length)
 
 

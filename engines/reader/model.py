@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -94,6 +95,7 @@ class Reader:
     gain nothing from concurrent passes, and torch's thread pool is not shared well)."""
 
     reads_conversation = True  # the rerank step gives it the conversation, not the rewrite alone
+    model_name = "reader"  # what TURNRAG_RERANKER names it (the composition root reuses a loaded one)
 
     def __init__(self, net: Any, tokenizer: Any, *, shape: InputShape = InputShape(), batch_size: int = 16,
                  card: dict[str, Any] | None = None) -> None:
@@ -120,16 +122,15 @@ class Reader:
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         """P(the passage answers), one per passage: the rerank step's scorer."""
-        import math
-
-        return [1 / (1 + math.exp(-v)) for v in self.logits([query] * len(passages), passages, 0)]
+        return _sigmoid(self.logits([query] * len(passages), passages, 0))
 
     def same_scope(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """P(two claims speak of the same subject and scope), one per pair."""
-        import math
+        return _sigmoid(self.logits([a for a, _ in pairs], [b for _, b in pairs], 1))
 
-        values = self.logits([a for a, _ in pairs], [b for _, b in pairs], 1)
-        return [1 / (1 + math.exp(-v)) for v in values]
+
+def _sigmoid(values: Sequence[float]) -> list[float]:
+    return [1 / (1 + math.exp(-v)) for v in values]
 
 
 def save_delta(net: Any, path: Path, metadata: dict[str, Any]) -> None:
