@@ -1,7 +1,9 @@
 """`python -m app.train_reader`: rebuild the reader from the packaged e5 weights and data/train/.
 
-One command, a fixed seed: the training sets are read and checked, cut into chunks the way ingestion
-cuts them, turned into groups (a question, what answers it, what only tempts), and the upper layers
+One command, a fixed seed: the training sets are read and checked, each turn's fused pool is mined
+from the product's own retriever on the set's corpus (``app.mine_reader_pools``, kept in ``--work``),
+the turns become groups (a question, what answers it, what only tempts: the pool's best-ranked
+non-answers, the writer's tempting clauses), and the upper layers
 of the rebuilt e5 encoder are fine-tuned with a progress bar. Checkpoints go to ``--work``; stopping
 and rerunning the same command resumes. The result is ``--out``/delta.safetensors (what training
 changed, in fp16) and its card. Never part of set-up: set-up only applies the committed delta.
@@ -24,11 +26,13 @@ from app.cli import run_cli
 from app.config import PROJECT_ROOT, load_settings
 from app.console import ProgressBars
 from app.logging_setup import configure_logging
+from app.mine_reader_pools import mine_pools
 from engines.corpus.ingestion import ChunkingConfig, chunk_document
 from engines.reader.backbone import build_backbone, load_backbone
 from engines.reader.examples import load_training_sets
 from engines.reader.model import Reader, save_delta
 from engines.reader.pairs import answer_groups, chunk_set, scope_groups
+from engines.reader.pools import pool_groups, read_pools
 from engines.reader.training import TrainingConfig, evaluate, train
 
 DATA = PROJECT_ROOT / "data" / "train"
@@ -43,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--hold-out", default="culture", help="a set kept out of training to report on")
     parser.add_argument("--seed", type=int, default=TrainingConfig.seed)
     parser.add_argument("--epochs", type=float, default=TrainingConfig.epochs)
+    parser.add_argument("--learning-rate", type=float, default=TrainingConfig.learning_rate)
     parser.add_argument("--frozen-layers", type=int, default=TrainingConfig.frozen_layers)
     parser.add_argument("--max-steps", type=int, help="stop after this many steps (a smoke run)")
     parser.add_argument("--time-budget", type=float, help="minutes; a checkpoint is kept and a rerun resumes")
@@ -60,15 +65,21 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace, console: Console) -> int:
     settings = load_settings()
-    config = TrainingConfig(seed=args.seed, epochs=args.epochs, frozen_layers=args.frozen_layers)
+    config = TrainingConfig(seed=args.seed, epochs=args.epochs, frozen_layers=args.frozen_layers,
+                            learning_rate=args.learning_rate)
     sets = load_training_sets(args.data)
+    pool_files = mine_pools(sets, args.data, args.work / "pools", console, quiet=args.quiet)
     chunking = ChunkingConfig(settings.chunk_size, settings.chunk_overlap)
     splitter = chunking.splitter()
     rng = random.Random(config.seed)
     train_answer, train_scope, held_answer, held_scope = [], [], [], []
     for ts in sets:
         chunks = chunk_set(ts, lambda d: chunk_document(d, splitter))
-        answer, scope = answer_groups(ts, chunks, rng), scope_groups(ts)
+        mined = pool_groups(ts, read_pools(pool_files[ts.name]), rng)
+        covered = {g.source.removesuffix("/pool") for g in mined}
+        # a turn with a mined pool trains on it; the lexical chunk group stays for turns whose pool missed
+        answer = [g for g in answer_groups(ts, chunks, rng) if g.source.endswith("/clause") or g.source not in covered]
+        answer, scope = answer + mined, scope_groups(ts)
         (held_answer if ts.name == args.hold_out else train_answer).extend(answer)
         (held_scope if ts.name == args.hold_out else train_scope).extend(scope)
         console.print(f"{ts.name}: {len(ts.documents)} documents, {len(ts.turns)} turns, {len(ts.pairs)} claim pairs "

@@ -35,8 +35,8 @@ class TrainingConfig:
     max_query_tokens: int = 80
     groups_per_step: int = 2
     scope_per_step: int = 4
-    epochs: float = 0.3
-    learning_rate: float = 4e-5
+    epochs: float = 1.0
+    learning_rate: float = 6e-5
     head_learning_rate: float = 1e-3
     warmup_steps: int = 40
     pointwise_weight: float = 0.5
