@@ -79,6 +79,11 @@ class TurnPool:
     reranked: tuple[int, ...] = ()  # the cross-encoder's order of the passages, when one was given
     answerable: bool = True
     best_score: float | None = None  # the cross-encoder's best score of the pool (a refusal signal)
+    scores: tuple[float, ...] = ()  # the cross-encoder's score of each passage, in fused order
+
+    def holding(self) -> list[int]:
+        """Fused positions (0-based) of the passages holding an expected value."""
+        return [i for i, p in enumerate(self.passages) if any(contains(p, v) for v in self.values)]
 
     def first_holding(self, order: Sequence[int] | None = None) -> int | None:
         """1-based rank of the first passage holding an expected value, in ``order`` (default: fused)."""
@@ -137,7 +142,7 @@ def rerank(headroom: Headroom, scorer: PairScorer) -> Headroom:
     for t in headroom.turns:
         scores = scorer.score(t.query, list(t.passages))
         turns.append(replace(t, reranked=rerank_order(t.passages, scores, len(scores)),
-                             best_score=max(scores) if scores else None))
+                             best_score=max(scores) if scores else None, scores=tuple(round(s, 5) for s in scores)))
     return replace(headroom, turns=tuple(turns))
 
 
@@ -187,7 +192,8 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         detail = [{"turn": t.turn, "query": t.query, "answerable": t.answerable, "best_score": t.best_score,
                    "fused_rank": t.first_holding() if t.answerable else None,
-                   "reranked_rank": t.first_holding(t.reranked) if t.reranked and t.answerable else None}
+                   "reranked_rank": t.first_holding(t.reranked) if t.reranked and t.answerable else None,
+                   "holding": t.holding(), "scores": list(t.scores)}
                   for t in headroom.turns]
         args.out.write_text(json.dumps({"dataset": str(args.dataset), "pool": args.pool, "reranker": args.reranker,
                                         "not_reached": headroom.not_reached, "summary": summary, "turns": detail},

@@ -279,7 +279,7 @@ def _with_stock(outcome: TurnOutcome, row: SqlEvalRow, stock: Callable[[str], st
     return replace(outcome, stock_statement=statement, stock_correct=right, stock_wrote=wrote)
 
 
-def stock_writer(database: Path, llm: Any, tables: Sequence[str] | None = None) -> Callable[[str], str]:
+def stock_writer(database: Path, llm: Any, embed_model: Any, tables: Sequence[str] | None = None) -> Callable[[str], str]:
     """LlamaIndex's stock text-to-SQL on a read-only connection: the statement it ran for a question."""
     from llama_index.core import SQLDatabase
     from llama_index.core.query_engine import NLSQLTableQueryEngine
@@ -287,7 +287,8 @@ def stock_writer(database: Path, llm: Any, tables: Sequence[str] | None = None) 
 
     engine = create_engine(f"sqlite:///file:{database}?mode=ro&uri=true")
     sql_database = SQLDatabase(engine, include_tables=list(tables) if tables else None)
-    query_engine = NLSQLTableQueryEngine(sql_database=sql_database, llm=llm, synthesize_response=False)
+    query_engine = NLSQLTableQueryEngine(sql_database=sql_database, llm=llm, embed_model=embed_model,
+                                         synthesize_response=False)
 
     def write(question: str) -> str:
         try:
@@ -401,7 +402,7 @@ def evaluate(questions: Path, set_folder: Path, work: Path, *, stock: bool = Fal
     ingest_path(settings, set_folder / "docs", embed_model=models.embed_model,
                 companion_embed_model=models.companion_embed_model)
     pipeline = build_pipeline(settings, models, open_index(settings))
-    writer = stock_writer(database, models.llm) if stock else None
+    writer = stock_writer(database, models.llm, models.embed_model) if stock else None
     outcomes = replay(pipeline, rows, database, stock=writer, on_progress=progress)
     return outcomes, summarize(outcomes)
 
