@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from app.config import READER, READER_DELTA, SAMPLE_DB_NOTES, SAMPLE_DB_SCRIPT, Settings
+from app.config import READER, SAMPLE_DB_NOTES, SAMPLE_DB_SCRIPT, Settings
 from engines.answering.extract import ClauseVectorCache, ExtractConfig
 from engines.answering.gate_calibration import GateCalibration
 from engines.answering.refusal import RelevanceGate
@@ -150,7 +150,7 @@ def build_reranker(settings: Settings) -> Any:
     if settings.reranker == READER:
         from engines.reader.model import load_reader
 
-        return load_reader(READER_DELTA, settings.model_cache_dir, quantize=settings.reader_int8)
+        return load_reader(settings.reader_delta, settings.model_cache_dir, quantize=settings.reader_int8)
     return CrossEncoderScorer(settings.reranker, max_length=settings.reranker_max_length)
 
 

