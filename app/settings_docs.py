@@ -39,7 +39,9 @@ def _default(field: FieldInfo) -> str:
         return "–"
     if isinstance(value, list):
         value = ",".join(map(str, value))
-    if isinstance(value, Path):
+    if isinstance(value, Path) and value.is_relative_to(PROJECT_ROOT):
+        value = value.relative_to(PROJECT_ROOT)  # the same page from every clone
+    elif isinstance(value, Path):
         home = str(Path.home())
         value = "~" + str(value)[len(home):] if str(value).startswith(home) else value
     return f"`{value}`"
