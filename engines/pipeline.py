@@ -127,6 +127,16 @@ class Pipeline:
             sources=[] if refused else _cited(state, fields.get("quoted") or []), **fields,
         )
 
+    def cited_sources(self, state: TurnState) -> list[Source]:
+        """What the answer will cite, known once the steps have run (before it is written): the same
+        list the turn record gets unless the written answer is refused."""
+        if state.draft is not None and state.draft.refused:
+            return []
+        quoted: list[dict[str, Any]] = []
+        for _, output in state.outputs:
+            quoted = output.record_fields().get("quoted") or quoted
+        return _cited(state, quoted)
+
     def finish(self, record: TurnRecord) -> None:
         """Log a finished turn (the JSONL turn log, when configured)."""
         self.log.write(record)

@@ -9,6 +9,7 @@ turn record and ``on_done`` (the session) has been given it.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Protocol
@@ -32,6 +33,12 @@ class TurnRecorder(Protocol):
 
 def chunk(full: str, delta: str) -> ChatResponse:
     return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=full), delta=delta)
+
+
+def word_pieces(text: str) -> list[str]:
+    """A written answer (a quote, a figure from the data) as a stream of words, each with the space
+    after it, so a client sees it arrive as it would from an LLM; joined, they are the text."""
+    return re.findall(r"\s*\S+\s*", text) if text.strip() else [text]
 
 
 class AnswerStream:
@@ -78,7 +85,7 @@ class AnswerStream:
             return iter(())
         self._write_started = time.perf_counter()
         if draft.text is not None:
-            return iter([draft.text])
+            return iter(word_pieces(draft.text))
         stream = self.pipeline.models.llm.stream_chat(list(draft.messages))
         first = next(stream, None)
         self._first_token_ms = _ms(self._write_started)
@@ -110,7 +117,7 @@ class AnswerStream:
             return _aiter(())
         self._write_started = time.perf_counter()
         if draft.text is not None:
-            return _aiter([draft.text])
+            return _aiter(word_pieces(draft.text))
         stream = await self.pipeline.models.llm.astream_chat(list(draft.messages))
         first = await anext(stream, None)
         self._first_token_ms = _ms(self._write_started)

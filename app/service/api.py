@@ -16,34 +16,23 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from app.service.admission import Busy
 from app.service.keys import Caller, Keys
+from app.service.protocol import ChatCompletionRequest, ProtocolError, error_body, validation_error
 from app.service.turns import Event, RequestError, TurnService
 from engines.corpus.store import chroma_call
 from engines.errors import TurnragError, is_unreachable
 
 WEB_PAGE = Path(__file__).resolve().parent.parent / "web" / "index.html"
 RETRY_AFTER_S = "2"
-
-
-class Message(BaseModel):
-    role: Literal["system", "user", "assistant", "developer", "tool"]
-    content: str | None = ""
-
-
-class ChatCompletionRequest(BaseModel):
-    model: str | None = None
-    messages: list[Message] = Field(min_length=1)
-    stream: bool = False
-    filters: dict[str, Any] | None = None  # narrows the key's filter (turnrag extension)
 
 
 class SessionMessage(BaseModel):
@@ -75,9 +64,10 @@ class ServiceState:
         return self.service
 
 
-def _error(status: int, message: str, kind: str) -> JSONResponse:
+def _error(status: int, message: str, kind: str, param: str | None = None, code: str | None = None) -> JSONResponse:
+    """Every failure in OpenAI's shape: {"error": {"message", "type", "param", "code"}}."""
     headers = {"Retry-After": RETRY_AFTER_S} if status == 503 else None
-    return JSONResponse({"error": {"message": message, "type": kind}}, status_code=status, headers=headers)
+    return JSONResponse(error_body(message, kind, param, code or kind), status_code=status, headers=headers)
 
 
 def explain(exc: BaseException, service: TurnService | None) -> tuple[int, str, str]:
@@ -149,11 +139,13 @@ def create_app(state: ServiceState, keys: Keys, model_name: str) -> FastAPI:
     async def _unavailable(request: Request, exc: Exception) -> JSONResponse:
         return _error(*explain(exc, state.service))
 
+    @app.exception_handler(ProtocolError)
+    async def _protocol(request: Request, exc: ProtocolError) -> JSONResponse:
+        return _error(exc.status, exc.message, exc.kind, exc.param, exc.code)
+
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        first = exc.errors()[0] if exc.errors() else {}
-        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
-        return _error(422, f"invalid request: {where or 'body'}: {first.get('msg', 'malformed')}", "invalid_request_error")
+        return await _protocol(request, validation_error(exc))
 
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:
@@ -192,12 +184,14 @@ def create_app(state: ServiceState, keys: Keys, model_name: str) -> FastAPI:
     async def chat_completions(body: ChatCompletionRequest, request: Request,
                                who: Caller = Depends(caller)) -> Response:
         service = state.ready()
-        *earlier, last = body.messages
-        if last.role != "user":
-            raise RequestError(422, "the last message must be the user's question")
-        question = service.check_message(last.content or "")
-        history = [ChatMessage(role=MessageRole.USER if m.role == "user" else MessageRole.ASSISTANT, content=m.content)
-                   for m in earlier if m.role in ("user", "assistant")]
+        texts = body.texts()
+        *earlier, (last_role, last_text) = texts
+        if last_role != "user":
+            raise ProtocolError(400, "the last message must be the user's question", param="messages",
+                                code="invalid_value")
+        question = service.check_message(last_text)
+        history = [ChatMessage(role=MessageRole.USER if role == "user" else MessageRole.ASSISTANT, content=text)
+                   for role, text in earlier if role in ("user", "assistant")]
         service.check_history(history)
         session = service.session(who, body.filters)
         completion_id, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
@@ -208,14 +202,24 @@ def create_app(state: ServiceState, keys: Keys, model_name: str) -> FastAPI:
             status, message, kind = explain(exc, service)
             return _error(status, message, kind)
 
-        def chunk(delta: dict[str, Any], finish: str | None = None, extra: dict[str, Any] | None = None) -> str:
-            data = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": model_name,
-                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        def chunk(delta: dict[str, Any] | None, finish: str | None = None, extra: dict[str, Any] | None = None,
+                  usage: dict[str, int] | None = None) -> str:
+            data: dict[str, Any] = {"id": completion_id, "object": "chat.completion.chunk", "created": created,
+                                    "model": model_name,
+                                    "choices": [] if delta is None else [{"index": 0, "delta": delta,
+                                                                          "finish_reason": finish}]}
             if extra is not None:
                 data["turnrag"] = extra
+            if usage is not None:
+                data["usage"] = usage
             return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
 
+        async def usage(answer: str) -> dict[str, int]:
+            return await _thread(service.usage, [text for _, text in texts], answer)
+
         if body.stream:
+            include_usage = bool(body.stream_options and body.stream_options.include_usage)
+
             async def stream() -> AsyncIterator[str]:
                 yield chunk({"role": "assistant", "content": ""})
                 try:
@@ -224,8 +228,11 @@ def create_app(state: ServiceState, keys: Keys, model_name: str) -> FastAPI:
                             yield chunk({"content": data["text"]})
                         elif name == "done":
                             yield chunk({}, "stop", _extra(data))
+                            if include_usage:  # OpenAI's last chunk: no choices, the usage
+                                yield chunk(None, usage=await usage(data["answer"]))
                 except Exception as exc:  # noqa: BLE001 - the stream already started: say so in it
-                    yield f"data: {json.dumps({'error': {'message': explain(exc, service)[1]}})}\n\n"
+                    status, message, kind = explain(exc, service)
+                    yield f"data: {json.dumps(error_body(message, kind, None, kind))}\n\n"
                 yield "data: [DONE]\n\n"
 
             return StreamingResponse(stream(), media_type="text/event-stream")
@@ -235,7 +242,7 @@ def create_app(state: ServiceState, keys: Keys, model_name: str) -> FastAPI:
         return JSONResponse({
             "id": completion_id, "object": "chat.completion", "created": created, "model": model_name,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": done["answer"]}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+            "usage": await usage(done["answer"]),
             "turnrag": _extra(done),
         })
 

@@ -14,8 +14,9 @@ from app.service.admission import Admission
 from app.service.keys import Caller
 from app.service.metrics import Metrics
 from engines.conversation.store import ConversationStore, StoredTurn
+from engines.models.token_count import TokenCounter, token_counter
 from engines.pipeline import Pipeline
-from engines.record import Source, TurnRecord, sources_of
+from engines.record import Source, TurnRecord
 from engines.retrieval.filters import MetadataFilter
 from engines.session import Session
 
@@ -63,8 +64,19 @@ class TurnService:
     """Shared by every request: the pipeline, the conversation store, admission and metrics."""
 
     def __init__(self, pipeline: Pipeline, store: ConversationStore, admission: Admission, metrics: Metrics,
-                 limits: Limits = Limits()) -> None:
+                 limits: Limits = Limits(), count_tokens: TokenCounter | None = None) -> None:
         self.pipeline, self.store, self.admission, self.metrics, self.limits = pipeline, store, admission, metrics, limits
+        self._count_tokens = count_tokens
+
+    def usage(self, prompt: Sequence[str], answer: str) -> dict[str, int]:
+        """OpenAI's ``usage`` with the answering model's tokenizer: the messages the client sent, the
+        answer it got (engines.models.token_count)."""
+        if self._count_tokens is None:
+            self._count_tokens = token_counter(self.pipeline.models.llm)
+        prompt_tokens = sum(self._count_tokens(text) for text in prompt if text)
+        completion_tokens = self._count_tokens(answer)
+        return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens}
 
     # ------------------------------------------------------------------ sessions
 
@@ -114,7 +126,7 @@ class TurnService:
         async with self.admission.slot():
             stream = await asyncio.to_thread(session.prepare, question, None if history is None else list(history))
             yield "query", {"query": stream.query}
-            shown = [] if stream.state.draft and stream.state.draft.refused else sources_of(stream.state.nodes)
+            shown = self.pipeline.cited_sources(stream.state)  # what the finished turn will cite
             yield "sources", {"sources": [source_payload(s) for s in shown]}
             async for chunk in await stream.achunks():
                 if chunk.delta:

@@ -167,12 +167,12 @@ def test_bad_requests_get_a_clear_4xx(service, tmp_path) -> None:
         assert too_long.status_code == 413 and "TURNRAG_MAX_MESSAGE_CHARS" in too_long.json()["error"]["message"]
         bad_json = httpx.post(f"{base}/v1/sessions/{sid}/messages", content=b"{not json",
                               headers={"Content-Type": "application/json"})
-        assert bad_json.status_code == 422 and "error" in bad_json.json()
+        assert bad_json.status_code == 400 and bad_json.json()["error"]["code"] == "invalid_json"
         assert httpx.post(f"{base}/v1/sessions/nope/messages", json={"content": "hi"}).status_code == 404
         history = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}] * 3
         long_history = httpx.post(f"{base}/v1/chat/completions", json={"messages": history + [{"role": "user", "content": "c"}]})
         assert long_history.status_code == 413
-        assert httpx.post(f"{base}/v1/chat/completions", json={"messages": []}).status_code == 422
+        assert httpx.post(f"{base}/v1/chat/completions", json={"messages": []}).status_code == 400
 
 
 class SlowLLM(ScriptedLLM):
