@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import logging
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
+from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from rich.console import Console
 
 from app.cli import add_common_flags, run_cli, settings_from
@@ -30,6 +34,9 @@ from app.service.turns import Limits, TurnService
 from engines.conversation.store import open_conversations
 from engines.errors import ConfigError
 from engines.retrieval.following import StoreFollower
+from engines.session import Session
+
+logger = logging.getLogger(__name__)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,6 +67,7 @@ def loader(settings: Settings, corpus: Path, console: Console):
         server = getattr(pipeline.models.llm, "server", None)
         if server is not None:  # the packaged model: start llama.cpp's server now, not on the first question
             server.start()
+        warm(pipeline)
         if settings.chroma_host and pipeline.index is not None and pipeline.retrieval is not None:
             StoreFollower(pipeline.index, pipeline.retrieval, every_s=settings.store_follow_s).start()
         store = open_conversations(settings.conversations)
@@ -67,6 +75,26 @@ def loader(settings: Settings, corpus: Path, console: Console):
         return TurnService(pipeline, store, Admission(settings.llm_parallel, settings.max_queued_turns), Metrics(),
                            Limits(settings.max_message_chars, settings.max_history_messages))
     return load
+
+
+#: A first question and a follow-up to it, run before /readyz says ready: they load what a first turn
+#: would otherwise wait for (the router's examples, the reranker, the LLM's first prompt).
+WARM_TURNS = ("Quy định về thời gian làm việc là gì?", "Quy định đó áp dụng cho những ai?")
+
+
+def warm(pipeline: Any) -> float:
+    """Run the warm-up turns through every step up to the context ("assemble"; nothing logged or
+    stored); returns the seconds it took."""
+    started = time.perf_counter()
+    if pipeline.has_step("assemble"):
+        session = Session(pipeline, log_turns=False)
+        question, follow_up = WARM_TURNS
+        session.run_until("assemble", question)
+        session.run_until("assemble", follow_up, [ChatMessage(role=MessageRole.USER, content=question),
+                                                  ChatMessage(role=MessageRole.ASSISTANT, content="Từ 8 giờ đến 17 giờ.")])
+    seconds = time.perf_counter() - started
+    logger.info("warmed the pipeline in %.1f s", seconds)
+    return seconds
 
 
 def main(argv: list[str] | None = None) -> int:

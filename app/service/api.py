@@ -162,9 +162,12 @@ def create_app(state: ServiceState, keys: Keys, model_name: str) -> FastAPI:
             service.store.ping()
             if service.pipeline.index is not None:
                 chroma_call(service.pipeline.index.collection.count)
+            llm_problem = await _thread(service.llm_probe.problem)
         except Exception as exc:  # noqa: BLE001 - each cause becomes a 503 naming it
             status, message, kind = explain(exc, state.service)
             return _error(503 if status >= 500 else status, message, kind)
+        if llm_problem is not None:
+            return _error(503, f"{llm_problem}; retry when it is back", "llm_unavailable")
         return JSONResponse({"status": "ready", "auth": "keys" if keys.required else "none (loopback only)"})
 
     @app.get("/metrics")

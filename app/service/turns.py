@@ -14,6 +14,7 @@ from app.service.admission import Admission
 from app.service.keys import Caller
 from app.service.metrics import Metrics
 from engines.conversation.store import ConversationStore, StoredTurn
+from engines.models.health import LLMProbe
 from engines.models.token_count import TokenCounter, token_counter
 from engines.pipeline import Pipeline
 from engines.record import Source, TurnRecord
@@ -67,6 +68,7 @@ class TurnService:
                  limits: Limits = Limits(), count_tokens: TokenCounter | None = None) -> None:
         self.pipeline, self.store, self.admission, self.metrics, self.limits = pipeline, store, admission, metrics, limits
         self._count_tokens = count_tokens
+        self.llm_probe = LLMProbe(pipeline.models.llm)
 
     def usage(self, prompt: Sequence[str], answer: str) -> dict[str, int]:
         """OpenAI's ``usage`` with the answering model's tokenizer: the messages the client sent, the

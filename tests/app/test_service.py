@@ -39,7 +39,7 @@ def _free_port() -> int:
 
 
 @contextmanager
-def serving(service: TurnService, keys: Keys):
+def serving(service: TurnService, keys: Keys, *, wait_ready: bool = True):
     import uvicorn
 
     port = _free_port()
@@ -51,7 +51,7 @@ def serving(service: TurnService, keys: Keys):
     deadline = time.time() + 20
     while True:
         try:
-            if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
+            if httpx.get(f"{base}/{'readyz' if wait_ready else 'healthz'}", timeout=2).status_code == 200:
                 break
         except httpx.HTTPError:
             pass
