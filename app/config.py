@@ -70,8 +70,10 @@ class _ServiceSettings(_Sources):
     max_history_messages: int = Field(50, ge=0, description="Most earlier messages a stateless request may send.")
     store_follow_s: float = Field(5.0, gt=0, description="With a Chroma server: how often the service checks "
                                   "whether another process ingested (BM25 is then rebuilt from the store).")
-    max_queued_turns: int = Field(8, ge=0, description="Turns that may wait for an LLM slot before the service "
-                                  "answers 503 with Retry-After.")
+    max_queued_turns: int = Field(8, ge=0, description="Turns whose answer the LLM writes that may wait for an LLM "
+                                  "slot before the service answers 503 with Retry-After.")
+    max_active_turns: int = Field(64, ge=1, description="Turns in flight at once, quoted or written; beyond this the "
+                                  "service answers 503 (quoted answers and data figures take no LLM slot).")
 
     # logging
     log_dir: Path | None = Field(Path(".turnrag/logs"), description="Where turns.jsonl is written; unset to disable.")

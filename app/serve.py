@@ -72,7 +72,8 @@ def loader(settings: Settings, corpus: Path, console: Console):
             StoreFollower(pipeline.index, pipeline.retrieval, every_s=settings.store_follow_s).start()
         store = open_conversations(settings.conversations)
         store.ping()
-        return TurnService(pipeline, store, Admission(settings.llm_parallel, settings.max_queued_turns), Metrics(),
+        return TurnService(pipeline, store, Admission(settings.llm_parallel, settings.max_queued_turns,
+                                                                 settings.max_active_turns), Metrics(),
                            Limits(settings.max_message_chars, settings.max_history_messages))
     return load
 

@@ -63,6 +63,12 @@ class AnswerStream:
         return draft is not None and not draft.refused and (draft.text is not None or draft.needs_llm)
 
     @property
+    def needs_llm(self) -> bool:
+        """The answer is the LLM's to write (not a quote, a figure or a refusal)."""
+        draft = self.state.draft
+        return self.answering and draft is not None and draft.text is None
+
+    @property
     def query(self) -> str:
         return self.state.query
 

@@ -1,5 +1,7 @@
-"""How many turns may use the LLM at once, and how many may wait: beyond that the client gets
-503 with Retry-After at once, never a hang."""
+"""Who may run now, counted by the scarce thing: turns that will have the LLM write their answer
+take one of its slots (``slots``; ``queue`` more may wait), every other turn (a quoted answer, a
+figure from the data, a refusal) only counts against ``turns`` in flight. Beyond either bound the
+client gets 503 with Retry-After at once, never a hang."""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ class Busy(Exception):
     """Every slot is taken and the queue is full."""
 
 
-class Admission:
+class Gate:
+    """``slots`` at once, ``queue`` more waiting, the rest refused."""
+
     def __init__(self, slots: int, queue: int) -> None:
         if slots < 1 or queue < 0:
             raise ValueError(f"need slots >= 1 and queue >= 0, got {slots} and {queue}")
@@ -36,3 +40,25 @@ class Admission:
         finally:
             self.active -= 1
             self._semaphore.release()
+
+
+class Admission:
+    """``slot()``: an LLM slot for a turn whose answer the LLM writes; ``turn()``: any turn in flight."""
+
+    def __init__(self, slots: int, queue: int, turns: int = 64) -> None:
+        self.llm = Gate(slots, queue)
+        self.turns = Gate(max(turns, slots + queue), 0)
+
+    def slot(self):
+        return self.llm.slot()
+
+    def turn(self):
+        return self.turns.slot()
+
+    @property
+    def active(self) -> int:
+        return self.llm.active
+
+    @property
+    def waiting(self) -> int:
+        return self.llm.waiting

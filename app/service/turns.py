@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,14 +126,16 @@ class TurnService:
                      api: str, store_as: str | None = None) -> AsyncIterator[Event]:
         """query, sources, token..., conflict, done. ``store_as``: the session id the turn is appended
         to (whole, before "done"); a client gone before then leaves nothing stored."""
-        async with self.admission.slot():
+        async with self.admission.turn():
             stream = await asyncio.to_thread(session.prepare, question, None if history is None else list(history))
-            yield "query", {"query": stream.query}
-            shown = self.pipeline.cited_sources(stream.state)  # what the finished turn will cite
-            yield "sources", {"sources": [source_payload(s) for s in shown]}
-            async for chunk in await stream.achunks():
-                if chunk.delta:
-                    yield "token", {"text": chunk.delta}
+            # only a turn the LLM will write waits for (or is refused) an LLM slot, before anything is sent
+            async with self.admission.slot() if stream.needs_llm else nullcontext():
+                yield "query", {"query": stream.query}
+                shown = self.pipeline.cited_sources(stream.state)  # what the finished turn will cite
+                yield "sources", {"sources": [source_payload(s) for s in shown]}
+                async for chunk in await stream.achunks():
+                    if chunk.delta:
+                        yield "token", {"text": chunk.delta}
         record = stream.record
         if record is None:  # every finished stream records its turn; this guards a future refactor
             raise RuntimeError("the turn finished without a record")

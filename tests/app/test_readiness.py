@@ -67,3 +67,27 @@ def test_the_warm_up_runs_a_follow_up_through_condense_and_leaves_no_trace(make_
     seconds = warm(pipeline)
     assert seconds >= 0 and llm.calls == 1  # the follow-up was condensed: the LLM has read a first prompt
     assert not (tmp_path / "logs").exists() or not any((tmp_path / "logs").iterdir())
+
+
+def test_quoted_answers_are_not_turned_away_behind_a_busy_llm(service) -> None:  # noqa: F811
+    """One LLM slot, no queue, and the slot taken (a written answer in progress): a turn whose answer
+    is quoted still runs; a turn whose answer the LLM would write is refused at once (503)."""
+    import asyncio
+
+    import pytest
+
+    from app.service.admission import Busy
+    from app.service.keys import LOCAL
+
+    question = "Thẻ SKU-4471 có phí thường niên bao nhiêu?"
+
+    async def while_the_llm_is_busy(turns) -> list[str]:
+        async with turns.admission.slot():  # someone else's answer is being written
+            session = turns.session(LOCAL)
+            return [name async for name, _ in turns.events(session, question, [], api="openai")]
+
+    quoting = service(slots=1, queue=0, answer_mode="extract")
+    assert asyncio.run(while_the_llm_is_busy(quoting))[-1] == "done"
+    writing = service(slots=1, queue=0)
+    with pytest.raises(Busy):
+        asyncio.run(while_the_llm_is_busy(writing))

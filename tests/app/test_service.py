@@ -176,9 +176,22 @@ def test_bad_requests_get_a_clear_4xx(service, tmp_path) -> None:
 
 
 class SlowLLM(ScriptedLLM):
+    """1.5 s a reply; its async stream waits off the event loop, as a real async client does."""
+
     def _reply(self, prompt: str) -> str:
         time.sleep(1.5)
         return super()._reply(prompt)
+
+    async def astream_chat(self, messages, **kwargs):
+        import asyncio
+
+        parts = await asyncio.to_thread(lambda: list(self.stream_chat(messages, **kwargs)))
+
+        async def replay():
+            for part in parts:
+                yield part
+
+        return replay()
 
 
 def test_a_full_queue_answers_503_with_retry_after_never_hangs(service, tmp_path) -> None:
