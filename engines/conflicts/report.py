@@ -16,6 +16,8 @@ TEXT = {
         "replaced": "Đã bỏ qua {old} ({old_date}): {new} ({new_date}) ghi rõ là thay thế văn bản này: {evidence}.",
         "version": "Đã bỏ qua {old} ({old_date}): {new} ({new_date}) là phiên bản mới hơn của văn bản này: {evidence}.",
         "trimmed": "Đã bỏ các câu của {old} ({old_date}) mà {new} ({new_date}) mới hơn đã thay đổi: {evidence}.",
+        "part": "Đã bỏ qua một đoạn của {old} ({old_date}) vì mâu thuẫn với {new} ({new_date}) mới hơn: {evidence}; "
+                "các đoạn khác của văn bản này vẫn được dùng.",
         "unresolved": "⚠ Các nguồn không thống nhất: {docs} ({evidence}). Hãy kiểm tra lại với bộ phận phụ trách.",
         "detected": "Phát hiện mâu thuẫn giữa {docs} ({evidence}); chưa xử lý (resolve_conflicts=False).",
     },
@@ -24,6 +26,8 @@ TEXT = {
         "replaced": "Set aside {old} ({old_date}): {new} ({new_date}) declares that it replaces it: {evidence}.",
         "version": "Set aside {old} ({old_date}): {new} ({new_date}) is a newer version of it: {evidence}.",
         "trimmed": "Set aside the sentences of {old} ({old_date}) that the newer {new} ({new_date}) changes: {evidence}.",
+        "part": "Set aside one passage of {old} ({old_date}) that conflicts with the newer {new} ({new_date}): "
+                "{evidence}; its other passages are still used.",
         "unresolved": "⚠ The sources disagree: {docs} ({evidence}). Please check with the document owner.",
         "detected": "Conflict detected between {docs} ({evidence}); not resolved (resolve_conflicts=False).",
     },
@@ -88,12 +92,14 @@ class ConflictReport:
         """One line per cluster for the user, in the question's language."""
         text = TEXT.get(language, TEXT["en"])
         lines = []
+        kept_docs = {k.doc_id for k in self.kept}  # a document set aside in part is still a source
         for cluster in self.clusters:
             evidence = "; ".join(dict.fromkeys(e for p in cluster.pairs for e in p.evidence))
             docs = " vs ".join(f"[{m.doc_id}]" for m in cluster.members)
             if cluster.resolution == "temporal" and cluster.winner:
                 whole = text["replaced" if cluster.basis == "supersedes" else "dropped"]
-                for template, old in [(text["trimmed"], m) for m in cluster.trimmed] + [(whole, m) for m in cluster.dropped]:
+                for template, old in [(text["trimmed"], m) for m in cluster.trimmed] + [
+                        (text["part"] if m.doc_id in kept_docs else whole, m) for m in cluster.dropped]:
                     lines.append(template.format(old=f"[{old.doc_id}]", old_date=old.date or "?",
                                                         new=f"[{cluster.winner.doc_id}]", new_date=cluster.winner.date,
                                                         evidence=evidence))

@@ -238,3 +238,19 @@ def test_a_replaced_documents_passages_are_set_aside_when_its_replacement_is_ret
     assert [n.node.node_id for n in alone.nodes] == ["card#0", "api-v2"]
     unaware = ConflictPostprocessor(embed_model=NoEmbedding()).postprocess_with_report([old, new, other], QueryBundle("q"), "vi")
     assert len(unaware.nodes) == 3
+
+
+def test_a_document_set_aside_in_part_is_not_said_to_be_set_aside_whole():
+    """One chunk of a document loses a conflict while another chunk of it is kept (and may be quoted):
+    the note says a passage of it was set aside, never the document."""
+    stale = node("api-v1#0", "The public API rate limit is 100 requests per minute.", "2022-03-01", [1.0, 0.10, 0.0],
+                 doc_id="api-v1")
+    other = node("api-v1#1", "Nhân viên được cấp thẻ SKU-4471 miễn phí.", "2022-03-01", [0.0, 0.0, 1.0],
+                 doc_id="api-v1")
+    new = node("api-v2", "The public API rate limit is 500 requests per minute.", "2023-09-01", [1.0, 0.12, 0.0])
+    outcome = ConflictPostprocessor().postprocess_with_report([stale, other, new], None, "en")
+    assert [n.node.node_id for n in outcome.nodes] == ["api-v1#1", "api-v2"]
+    assert "Set aside one passage of [api-v1] (2022-03-01)" in outcome.report["summary"]
+    assert "its other passages are still used" in outcome.report["summary"]
+    alone = ConflictPostprocessor().postprocess_with_report([stale, new], None, "en")
+    assert "Set aside [api-v1] (2022-03-01)" in alone.report["summary"]  # nothing of it kept: the whole
