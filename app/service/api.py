@@ -122,7 +122,9 @@ async def _finished(first: Event, rest: AsyncIterator[Event], service: TurnServi
 
 
 def create_app(state: ServiceState, keys: Keys, model_name: str) -> FastAPI:
-    app = FastAPI(title="turnrag", version="1", on_startup=[state.start])
+    # with keys, the API's own description (/docs, /openapi.json) is served behind a key like /metrics
+    app = FastAPI(title="turnrag", version="1", on_startup=[state.start],
+                  **({"docs_url": None, "redoc_url": None, "openapi_url": None} if keys.required else {}))
 
     def caller(request: Request) -> Caller:
         found = keys.caller(request.headers.get("authorization"))
@@ -170,8 +172,19 @@ def create_app(state: ServiceState, keys: Keys, model_name: str) -> FastAPI:
             return _error(503, f"{llm_problem}; retry when it is back", "llm_unavailable")
         return JSONResponse({"status": "ready", "auth": "keys" if keys.required else "none (loopback only)"})
 
+    if keys.required:
+        from fastapi.openapi.docs import get_swagger_ui_html
+
+        @app.get("/openapi.json", include_in_schema=False)
+        async def openapi(who: Caller = Depends(caller)) -> JSONResponse:
+            return JSONResponse(app.openapi())
+
+        @app.get("/docs", include_in_schema=False)
+        async def docs(who: Caller = Depends(caller)) -> Response:
+            return get_swagger_ui_html(openapi_url="/openapi.json", title="turnrag API")
+
     @app.get("/metrics")
-    async def metrics() -> Response:
+    async def metrics(who: Caller = Depends(caller)) -> Response:
         if state.service is None:
             return Response(b"", media_type="text/plain")
         service = state.service

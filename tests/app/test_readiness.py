@@ -91,3 +91,15 @@ def test_quoted_answers_are_not_turned_away_behind_a_busy_llm(service) -> None: 
     writing = service(slots=1, queue=0)
     with pytest.raises(Busy):
         asyncio.run(while_the_llm_is_busy(writing))
+
+
+def test_with_keys_the_operational_endpoints_want_a_key_too(service, tmp_path) -> None:  # noqa: F811
+    from tests.app.test_service import keys_file
+
+    with serving(service(), keys_file(tmp_path)) as base:
+        for path in ("/metrics", "/docs", "/openapi.json"):
+            assert httpx.get(f"{base}{path}").status_code == 401, path
+            assert httpx.get(f"{base}{path}", headers={"Authorization": "Bearer key-all"}).status_code == 200, path
+        assert httpx.get(f"{base}/healthz").status_code == 200  # liveness stays open for the orchestrator
+    with serving(service(), Keys(None)) as base:  # no keys: loopback only, everything open
+        assert httpx.get(f"{base}/metrics").status_code == 200 and httpx.get(f"{base}/docs").status_code == 200
