@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 # Programs the tests start for real (Debian packages); installed when missing and we may.
 # pg_ctlcluster stands for PostgreSQL (its server binaries are not on PATH on Debian).
-SYSTEM_PROGRAMS := redis-server chromium pg_ctlcluster
+SYSTEM_PROGRAMS := redis-server chromium pg_ctlcluster pandoc
 
 .PHONY: chat test serve setup system-deps clean-index
 
@@ -24,8 +24,8 @@ system-deps:
 	@missing=""; for p in $(SYSTEM_PROGRAMS); do command -v $$p >/dev/null || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
-	    echo "installing$$missing (apt-get)"; apt-get update -qq && apt-get install -y -qq redis-server chromium postgresql >/dev/null; \
-	  else echo "warning:$$missing missing (install redis-server, chromium and postgresql); their tests will be skipped"; fi; \
+	    echo "installing$$missing (apt-get)"; apt-get update -qq && apt-get install -y -qq redis-server chromium postgresql pandoc >/dev/null; \
+	  else echo "warning:$$missing missing (install redis-server, chromium, postgresql and pandoc); their tests will be skipped"; fi; \
 	fi
 
 setup: $(STAMP)
