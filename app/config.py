@@ -135,6 +135,9 @@ class _ReadingSettings(_Sources):
     reader_int8: bool = Field(True, description="Run the packaged reader with int8 Linear layers (about twice as fast "
                               "on two cores).")
     rerank_pool: int = Field(20, ge=1, le=200, description="Fused candidates the reranker reads; it keeps top_k.")
+    rerank_fused_weight: float = Field(0.0, ge=0, le=10, description="Blend the fused order back into the "
+                                       "reranker's: w/(10+fused rank) + 1/(10+reranker rank); 0 = the reranker's "
+                                       "order alone (docs/reader.md).")
     reranker_max_length: int = Field(512, ge=32, le=8192, description="Tokens of query + passage the reranker reads.")
 
 

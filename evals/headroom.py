@@ -28,7 +28,7 @@ from app.compose import build_pipeline, build_reranker
 from app.console import ProgressBars
 from app.logging_setup import configure_logging
 from engines.reader.inputs import SEPARATOR, conversation_text
-from engines.steps.rerank import PairScorer, rerank_order
+from engines.steps.rerank import PairScorer, blended_order, rerank_order
 from evals.buckets import TURN_BUCKETS, turn_buckets
 from evals.configs import resolve_configs
 from evals.dataset import load_rows
@@ -136,12 +136,15 @@ def collect(results: Sequence[RowResult], recorder: PoolRecorder) -> Headroom:
                     not_reached=not_reached)
 
 
-def rerank(headroom: Headroom, scorer: PairScorer) -> Headroom:
-    """The same pools in the cross-encoder's order (a new object; the fused order is kept beside it)."""
+def rerank(headroom: Headroom, scorer: PairScorer, fused_weight: float = 0.0) -> Headroom:
+    """The same pools in the cross-encoder's order, or its blend with the fused order as the rerank
+    step makes it (``fused_weight``; a new object; the fused order is kept beside it)."""
     turns = []
     for t in headroom.turns:
         scores = scorer.score(t.query, list(t.passages))
-        turns.append(replace(t, reranked=rerank_order(t.passages, scores, len(scores)),
+        order = (blended_order(scores, fused_weight, len(scores)) if fused_weight > 0
+                 else rerank_order(t.passages, scores, len(scores)))
+        turns.append(replace(t, reranked=order,
                              best_score=max(scores) if scores else None, scores=tuple(round(s, 5) for s in scores)))
     return replace(headroom, turns=tuple(turns))
 
@@ -185,7 +188,7 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
                                 on_progress=lambda config, done, total: bars("headroom", done, total))
     headroom = collect(result.rows[args.queries], recorder)
     if scorer is not None:
-        headroom = rerank(headroom, scorer)
+        headroom = rerank(headroom, scorer, settings.rerank_fused_weight)
     summary = headroom.summary()
     out.print(_table(summary, headroom))
     if args.out:

@@ -56,6 +56,20 @@ def rerank_order(items: Sequence[Any], scores: Sequence[float], top_n: int) -> t
     return tuple(sorted(range(len(items)), key=lambda i: (-scores[i], i))[:top_n])
 
 
+#: Rank offset of the reciprocal-rank blend of the fused and the reranker's orders (chosen on dev, docs/reader.md).
+BLEND_K = 10
+
+
+def blended_order(scores: Sequence[float], fused_weight: float, top_n: int, k: int = BLEND_K) -> tuple[int, ...]:
+    """Indexes of the ``top_n`` best items by ``fused_weight/(k + fused rank) + 1/(k + reranker rank)``
+    (items arrive in fused order); ``fused_weight`` 0 is the reranker's order alone. A reranker that
+    is right where fusion is unsure, and unsure where fusion is right, helps only blended."""
+    by_reader = rerank_order(scores, scores, len(scores))
+    reader_rank = {i: r for r, i in enumerate(by_reader)}
+    blended = [fused_weight / (k + i) + 1.0 / (k + reader_rank[i]) for i in range(len(scores))]
+    return tuple(sorted(range(len(scores)), key=lambda i: (-blended[i], i))[:top_n])
+
+
 #: Why a turn was refused when the reader found no passage that answers.
 READER_NOT_ANSWERED = "reader_not_answered"
 
@@ -81,17 +95,20 @@ class Reranked(StepOutput):
 class RerankStep(BaseStep):
     name: ClassVar[str] = "rerank"
 
-    def __init__(self, scorer: PairScorer, *, top_n: int, min_score: float | None = None) -> None:
+    def __init__(self, scorer: PairScorer, *, top_n: int, min_score: float | None = None,
+                 fused_weight: float = 0.0) -> None:
         if top_n < 1:
             raise ValueError(f"top_n must be at least 1, got {top_n}")
         self.scorer = scorer
         self.top_n = top_n
         self.min_score = min_score  # refuse when no passage scores this much (a calibrated reader's P(answers))
+        self.fused_weight = fused_weight  # > 0: blend the fused order back in (blended_order)
 
     def run(self, state: TurnState) -> Reranked:
         nodes = state.nodes
         scores = self.scorer.score(scorer_query(self.scorer, state), [passage_text(n) for n in nodes])
-        keep = rerank_order(nodes, scores, self.top_n)
+        keep = (blended_order(scores, self.fused_weight, self.top_n) if self.fused_weight > 0
+                else rerank_order(nodes, scores, self.top_n))
         refused = self.min_score is not None and bool(scores) and max(scores) < self.min_score
         return Reranked(nodes=tuple(nodes[i] for i in keep), scores=tuple(scores[i] for i in keep),
                         pool=len(nodes), refused=refused)

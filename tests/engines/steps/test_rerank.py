@@ -153,3 +153,13 @@ def test_no_passage_the_reader_believes_is_a_plain_refusal_naming_the_closest(ma
     assert record.answer.startswith("Tài liệu không nói điều này.") and "\n- " in record.answer
     high = make_pipeline(top_k=3, rerank_pool=5, reranker=FixedScorer(0.9), reader_min_score=0.5)
     assert not Session(high, log_turns=False).run_until("answer", question, []).refused
+
+
+def test_a_blend_keeps_what_both_orders_rank_high_and_weight_zero_is_the_reranker_alone() -> None:
+    from engines.steps.rerank import blended_order
+
+    scores = [0.1, 0.9, 0.5, 0.2]  # items in fused order: 0 is fusion's first, 1 the reranker's
+    assert blended_order(scores, 0.0, 4) == (1, 2, 3, 0)
+    assert blended_order(scores, 1.0, 2) == (1, 0)  # fusion's first comes back beside the reranker's first
+    assert blended_order(scores, 10.0, 4)[0] == 0  # fusion dominates at a large weight
+    assert blended_order([0.3, 0.3], 1.0, 2) == (0, 1)  # ties keep the fused order
