@@ -387,8 +387,10 @@ def main(argv: list[str] | None = None, *, stdout: IO[str] | None = None, stderr
 
 
 def evaluate(questions: Path, set_folder: Path, work: Path, *, stock: bool = False, limit: int | None = None,
-             progress: Callable[[int, int], None] | None = None, **overrides: Any) -> tuple[list[TurnOutcome], dict]:
-    """Build the warehouse and the documents' index under ``work``, replay, summarise."""
+             models: Any = None, progress: Callable[[int, int], None] | None = None,
+             **overrides: Any) -> tuple[list[TurnOutcome], dict]:
+    """Build the warehouse and the documents' index under ``work``, replay, summarise. ``models``:
+    already loaded ones to share (the embedder and the LLM); ``overrides``: settings."""
     from app.config import load_settings
 
     rows = load_sql_rows(questions)
@@ -396,9 +398,9 @@ def evaluate(questions: Path, set_folder: Path, work: Path, *, stock: bool = Fal
         keep = list(dict.fromkeys(r.conv_id for r in rows))[:limit]
         rows = [r for r in rows if r.conv_id in keep]
     database = build_database(set_folder, work / "warehouse.sqlite3")
-    settings = load_settings(None, **{"index_dir": work / "index", **overrides,
+    settings = load_settings(None, **{"index_dir": work / "index", "log_dir": None, **overrides,
                                       "sql_url": SecretStr(f"sqlite:///{database}"), "sql_notes": set_folder / "notes.md"})
-    models = build_models(settings)
+    models = models or build_models(settings)
     ingest_path(settings, set_folder / "docs", embed_model=models.embed_model,
                 companion_embed_model=models.companion_embed_model)
     pipeline = build_pipeline(settings, models, open_index(settings))
