@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app.compose import build_models, build_pipeline, ingest_path, open_index, open_pipeline
+from app.compose import build_models, build_pipeline, build_reranker, ingest_path, open_index, open_pipeline
 from app.config import SAMPLE_CORPUS, load_settings
 from evals.dataset import load_rows
 from evals.evaluation import run_evaluation
@@ -23,6 +23,7 @@ BANK = Path(__file__).resolve().parent.parent / "data" / "eval" / "bank"
 HELDOUT = Path(__file__).resolve().parent.parent / "data" / "eval" / "heldout"
 MTRAG_FIQA = HELDOUT.parent / "mtrag-fiqa"
 SQL_SET = HELDOUT.parent / "sql"
+HELDOUT3 = HELDOUT.parent / "heldout3"
 SPLITS = ("test", "dev")
 
 
@@ -100,6 +101,24 @@ def sql_results(tmp_path_factory, eval_settings, eval_models):
                                  answer_check=eval_settings.answer_check)
     MEASURED["sql"] = summary
     return outcomes, summary
+
+
+@pytest.fixture(scope="session")
+def heldout3_pools(tmp_path_factory, eval_settings, eval_models):
+    """heldout3 test's fused pools of 20 (reference rewrites, no LLM) and the packaged reader, for the
+    reader's floor (evals/test_reader_floors.py)."""
+    from evals.headroom import PoolRecorder, collect
+
+    settings = eval_settings.model_copy(update={"index_dir": tmp_path_factory.mktemp("heldout3") / "index"})
+    ingest_path(settings, HELDOUT3 / "corpus", embed_model=eval_models.embed_model,
+                companion_embed_model=eval_models.companion_embed_model)
+    reader = build_reranker(settings.model_copy(update={"reranker": "reader"}))
+    recorder = PoolRecorder(reads_conversation=True)
+    pipeline = build_pipeline(settings.model_copy(update={"reranker": ""}), replace(eval_models, reranker=recorder),
+                              open_index(settings))
+    result = run_evaluation(pipeline, load_rows(HELDOUT3 / "test" / "conversations.jsonl"), configs=["reference"],
+                            k=5, retrieval_only=True)
+    return collect(result.rows["reference"], recorder), reader
 
 
 #: What the floors measured, for the terminal summary (test with dev beside).

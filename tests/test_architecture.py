@@ -126,7 +126,7 @@ def test_only_cli_entry_points_of_evals_import_app() -> None:
     """The measuring library goes through engines' public API; only the command lines (and pytest's
     conftest) compose a pipeline with app."""
     entry_points = {"evals.replay", "evals.variants", "evals.headroom", "evals.calibrate", "evals.conflicts",
-                    "evals.routes", "evals.conftest", "evals.bench.__main__"}
+                    "evals.routes", "evals.conftest", "evals.bench.__main__", "evals.formats", "evals.sql"}
     importers = {name for name, path in MODULES.items()
                  if name.startswith("evals") and any(m.startswith("app") for m in _imports(name, path))}
     assert importers <= entry_points, f"evals modules importing app: {sorted(importers - entry_points)}"
