@@ -22,7 +22,6 @@ from evals.llm_cache import CachedLLM
 BANK = Path(__file__).resolve().parent.parent / "data" / "eval" / "bank"
 HELDOUT = Path(__file__).resolve().parent.parent / "data" / "eval" / "heldout"
 MTRAG_FIQA = HELDOUT.parent / "mtrag-fiqa"
-SQL_SET = HELDOUT.parent / "sql"
 HELDOUT3 = HELDOUT.parent / "heldout3"
 SPLITS = ("test", "dev")
 
@@ -91,19 +90,6 @@ def english_fusion(tmp_path_factory, eval_settings, eval_models):
 
 
 @pytest.fixture(scope="session")
-def sql_results(tmp_path_factory, eval_settings, eval_models):
-    """The database road on the Lá Bàng set's frozen test split (data/eval/sql), live conversations
-    with the session's models: (outcomes, summary)."""
-    from evals.sql import evaluate
-
-    outcomes, summary = evaluate(SQL_SET / "test" / "questions.jsonl", SQL_SET, tmp_path_factory.mktemp("sql"),
-                                 models=eval_models, answer_mode=eval_settings.answer_mode,
-                                 answer_check=eval_settings.answer_check)
-    MEASURED["sql"] = summary
-    return outcomes, summary
-
-
-@pytest.fixture(scope="session")
 def heldout3_pools(tmp_path_factory, eval_settings, eval_models):
     """heldout3 test's fused pools of 20 (reference rewrites, no LLM) and the packaged reader, for the
     reader's floor (evals/test_reader_floors.py)."""
@@ -151,11 +137,6 @@ def pytest_terminal_summary(terminalreporter) -> None:
     if not MEASURED:
         return
     lines = []
-    if "sql" in MEASURED:
-        s = MEASURED["sql"]
-        lines.append(f"database road, test: execution {s['execution']['right']}/{s['execution']['n']}, road "
-                     f"{s['road']['right']}/{s['road']['n']}, writes refused {s['write_requests_refused']['right']}/"
-                     f"{s['write_requests_refused']['n']}, SQL turn p50 {s['sql_turn_p50_s']} s")
     for config in ("condense", "lastturn") if all(split in MEASURED for split in SPLITS) else ():
         cells = []
         for split in SPLITS:

@@ -215,14 +215,15 @@ def judge(row: SqlEvalRow, record: Any, database: Path, gold: list[tuple[Any, ..
 
 
 def build_database(folder: Path, target: Path) -> Path:
-    """The set's warehouse (schema.sql + data.sql) as a SQLite file."""
+    """The set's warehouse (schema.sql + data.sql) as a SQLite file, built the way the product builds
+    its sample (``engines.sql.database.build_sqlite``: atomic, rebuilt when the script changes)."""
+    from engines.sql.database import build_sqlite
+
     target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists():
-        target.unlink()
-    with sqlite3.connect(target) as connection:
-        connection.executescript((folder / "schema.sql").read_text(encoding="utf-8"))
-        connection.executescript((folder / "data.sql").read_text(encoding="utf-8"))
-    connection.close()
+    script = target.with_suffix(".sql")
+    script.write_text((folder / "schema.sql").read_text(encoding="utf-8") + "\n"
+                      + (folder / "data.sql").read_text(encoding="utf-8"), encoding="utf-8")
+    build_sqlite(script, target)
     return target
 
 

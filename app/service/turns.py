@@ -76,7 +76,7 @@ class TurnService:
         answer it got (engines.models.token_count)."""
         if self._count_tokens is None:
             self._count_tokens = token_counter(self.pipeline.models.llm)
-        prompt_tokens = sum(self._count_tokens(text) for text in prompt if text)
+        prompt_tokens = self._count_tokens("\n".join(text for text in prompt if text))  # one call per request
         completion_tokens = self._count_tokens(answer)
         return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens}
