@@ -230,12 +230,16 @@ def build_database(folder: Path, target: Path) -> Path:
 def replay(pipeline: Any, rows: Sequence[SqlEvalRow], database: Path, *,
            stock: Callable[[str], str] | None = None,
            on_progress: Callable[[int, int], None] | None = None) -> list[TurnOutcome]:
-    """Every conversation live, in order; one outcome per row."""
+    """Every conversation live, in order; one outcome per row. The stock engine runs after the
+    product has replayed every turn, so its prompts do not push the product's out of llama.cpp's
+    prompt cache and the product's turn times are its own."""
     gold = {(r.conv_id, r.turn): run_read_only(database, r.gold_sql) for r in rows if r.gold_sql}
     conversations: dict[str, list[SqlEvalRow]] = {}
     for r in rows:
         conversations.setdefault(r.conv_id, []).append(r)
     outcomes: list[TurnOutcome] = []
+    for_stock: list[tuple[int, SqlEvalRow, Any]] = []
+    total = len(rows) + (sum(bool(r.gold_sql) or r.category == "write_request" for r in rows) if stock else 0)
     for turns in conversations.values():
         session = Session(pipeline, log_turns=False)
         engine = ConversationalRAGEngine(session)
@@ -251,10 +255,14 @@ def replay(pipeline: Any, rows: Sequence[SqlEvalRow], database: Path, *,
                                   road_of(record.route), bool(record.refused), statement, correct, record.answer,
                                   round(seconds, 2), timings_ms=dict(record.timings_ms))
             if stock is not None and (row.gold_sql or row.category == "write_request"):
-                outcome = _with_stock(outcome, row, stock, record, database, gold.get((row.conv_id, row.turn)))
+                for_stock.append((len(outcomes), row, record))
             outcomes.append(outcome)
             if on_progress:
-                on_progress(len(outcomes), len(rows))
+                on_progress(len(outcomes), total)
+    for done, (at, row, record) in enumerate(for_stock, start=1):
+        outcomes[at] = _with_stock(outcomes[at], row, stock, record, database, gold.get((row.conv_id, row.turn)))
+        if on_progress:
+            on_progress(len(outcomes) + done, total)
     return outcomes
 
 

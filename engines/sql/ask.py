@@ -22,7 +22,7 @@ from engines.sql import answer
 from engines.sql.database import DEFAULT_TIMEOUT_S, Rows, StatementFailed, fetch
 from engines.sql.guard import DEFAULT_ROW_LIMIT, INJECTION, UnsafeStatement, check_statement, request_problem
 from engines.sql.prompt import parse_sql, retry_message, sql_prompt
-from engines.sql.schema import Schema
+from engines.sql.schema import Schema, notes_for
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +104,8 @@ class SqlRoad:
         failed: Attempt | None = None
         chat = [ChatMessage(role=MessageRole.USER, content=sql_prompt(
             dialect=self.schema.dialect, schema=self.schema.describe(tables), notes=self.schema.notes,
-            question=question, limit=self.row_limit, earlier=earlier, recap=self.schema.recap(tables)))]
+            question=question, limit=self.row_limit, earlier=earlier, recap=self.schema.recap(tables),
+            rules=notes_for(f"{earlier} {question}" if earlier else question, self.schema.notes)))]
         for _ in range(1 + self.retries):
             if failed is not None:  # a second try is a chat turn: its own statement above, the error below
                 statement = failed.ran or failed.written

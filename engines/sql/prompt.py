@@ -10,6 +10,7 @@ tables cannot answer the question.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from llama_index.core.prompts import PromptTemplate
 
@@ -24,10 +25,12 @@ SQL_PROMPT = PromptTemplate(
     "{schema}\n\n"
     "Notes on the tables:\n{notes}\n\n"
     "{recap}"
+    "{rules}"
     "{context}"
     "Question: {question}\n"
 )
 CONTEXT = "This question follows up on an earlier one: {earlier}\n"
+RULES = "Notes that apply to this question (follow them):\n{rules}\n"
 
 RETRY = "That statement failed.\nStatement:\n{failed}\nDatabase error: {error}\n{hint}Write a corrected statement in a ```sql block."
 
@@ -38,12 +41,16 @@ _STATEMENT_END = re.compile(r"(?s);|\n\s*\n|\n(?=(?:SQLResult|Answer|Explanation
 
 
 def sql_prompt(*, dialect: str, schema: str, notes: str, question: str, limit: int, earlier: str = "",
-               recap: str = "") -> str:
+               recap: str = "", rules: Sequence[str] = ()) -> str:
     """The first request. ``earlier``: the standalone question a follow-up continues (a rewrite may
-    have lost what was counted); ``recap``: the columns and joins again, next to the question."""
+    have lost what was counted); ``recap``: the columns and joins again, next to the question;
+    ``rules``: the notes passages this question touches, repeated after everything that is the same
+    for every question (so llama.cpp's prompt cache still holds the long part)."""
+    shown = RULES.format(rules="\n".join(f"- {r.strip()}" for r in rules)) if rules else ""
     context = CONTEXT.format(earlier=earlier.strip()) if earlier.strip() and earlier.strip() != question.strip() else ""
     return SQL_PROMPT.format(dialect=dialect, schema=schema, notes=notes.strip() or "(none)", question=question.strip(),
-                             limit=limit, no_sql=NO_SQL, context=context, recap=recap)
+                             limit=limit, no_sql=NO_SQL, context=context, recap=recap,
+                             rules=shown)
 
 
 def retry_message(*, failed: str, error: str, hint: str = "") -> str:

@@ -151,6 +151,63 @@ def _singular(word: str) -> str:
     return word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 3 else word
 
 
+#: Notes passages repeated next to the question, and the characters each may take.
+NOTES_FOR_QUESTION, NOTE_CHARS = 3, 420
+
+
+def note_passages(notes: str) -> list[str]:
+    """The notes cut into what one rule is: a bullet (with its wrapped lines) or a paragraph, the
+    heading above it kept in front (so "## loans — ..." stays with the paragraph it names)."""
+    passages: list[str] = []
+    heading = ""
+    for block in re.split(r"\n\s*\n", notes):
+        lines: list[str] = []
+        for line in block.strip().splitlines():
+            if line.startswith("#"):
+                heading = line.lstrip("#").strip()
+                continue
+            if re.match(r"\s*[-*] ", line) and lines:
+                passages.append(_with_heading(heading, " ".join(lines)))
+                lines = []
+            lines.append(line.strip())
+        if lines:
+            passages.append(_with_heading(heading, " ".join(lines)))
+    return passages
+
+
+def notes_for(question: str, notes: str, *, most: int = NOTES_FOR_QUESTION) -> list[str]:
+    """The notes passages whose marked phrases (**bold**, `code`, or a "quoted" term) the question
+    uses, longest match first. A 1.5B writer read "revenue counts completed orders only" three
+    thousand tokens above the question and summed every order; the same line beside the question
+    is followed."""
+    asked = f" {_plain(question)} "
+    scored = []
+    for order, passage in enumerate(note_passages(notes)):
+        keys = {_plain(k) for k in _marked(passage)}
+        hit = max((len(k) for k in keys if len(k) >= 3 and f" {k} " in asked), default=0)
+        if hit:
+            scored.append((-hit, order, passage))
+    chosen = sorted(scored)[:most]
+    return [p if len(p) <= NOTE_CHARS else p[: NOTE_CHARS - 3] + "..." for _, _, p in sorted(chosen, key=lambda x: x[1])]
+
+
+def _with_heading(heading: str, text: str) -> str:
+    """A heading that names a table (it marks a phrase) goes in front; "Conventions" does not."""
+    text = re.sub(r"^[-*]\s+", "", text)
+    return f"{heading}: {text}" if heading and _marked(heading) else text
+
+
+def _marked(passage: str) -> set[str]:
+    """A passage's marked phrases, split where the notes list alternatives ("a / b", "a", "b")."""
+    found = re.findall(r'\*\*([^*\n]{2,80})\*\*|`([^`\n]{2,60})`|"([^"\n]{2,40})"', passage)
+    return {part for group in found for phrase in group if phrase
+            for part in re.split(r'\s*(?:/|,|\(|\)|")\s*', phrase) if part.strip()}
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.findall(r"\w+", normalize(text).lower()))
+
+
 def note_terms(notes: str) -> set[str]:
     """The phrases the notes mark as names of things: **bold** and `code`."""
     marked = re.findall(r"\*\*([^*\n]{2,60})\*\*|`([^`\n]{2,60})`", notes)

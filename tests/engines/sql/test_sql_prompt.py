@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engines.sql.prompt import parse_sql, retry_message, sql_prompt
+from engines.sql.schema import notes_for
 
 
 @pytest.mark.parametrize("reply, statement", [
@@ -34,3 +35,36 @@ def test_the_prompt_gives_dialect_schema_notes_question_and_the_retry_gives_the_
     again = retry_message(failed="SELECT x FROM loans", error="no such column: x", hint="Column x is in: t.")
     assert again == ("That statement failed.\nStatement:\nSELECT x FROM loans\nDatabase error: no such column: x\n"
                      "Column x is in: t.\nWrite a corrected statement in a ```sql block.")
+
+
+NOTES = """# Shop data
+
+## Conventions
+- **Revenue** / **doanh thu** = SUM(`order_items.line_amount`) of orders with `status = 'completed'`;
+  cancelled and returned orders do not count.
+- **Đơn thành công** = `status = 'completed'`.
+
+## customers — **khách hàng**
+One row per member: `tier` is **hạng thẻ** (`vip`, `gold`).
+"""
+
+
+def test_the_notes_a_question_touches_are_repeated_next_to_it_and_no_others() -> None:
+    revenue = notes_for("Tổng doanh thu năm 2024 của từng chi nhánh?", NOTES)
+    assert revenue == ["**Revenue** / **doanh thu** = SUM(`order_items.line_amount`) of orders with "
+                       "`status = 'completed'`; cancelled and returned orders do not count."]
+    members = notes_for("Có bao nhiêu khách hàng hạng VIP?", NOTES)
+    assert members == ["customers — **khách hàng**: One row per member: `tier` is **hạng thẻ** (`vip`, `gold`)."]
+    assert notes_for("Thời tiết hôm nay thế nào?", NOTES) == []
+    prompt = sql_prompt(dialect="sqlite", schema="CREATE TABLE t (a INT)", notes=NOTES, question="Doanh thu 2024?",
+                        limit=200, rules=revenue)
+    # after the notes (the prompt cache keeps the long part), just before the question
+    assert prompt.index("Notes that apply") > prompt.index("## Conventions")
+    assert prompt.endswith("- **Revenue** / **doanh thu** = SUM(`order_items.line_amount`) of orders with `status = "
+                           "'completed'`; cancelled and returned orders do not count.\nQuestion: Doanh thu 2024?\n")
+
+
+def test_a_long_note_is_cut_and_at_most_three_are_repeated() -> None:
+    notes = "\n".join(f"- **term{i}** means {'x' * 600}" for i in range(5))
+    chosen = notes_for("term0 term1 term2 term3 term4", notes)
+    assert len(chosen) == 3 and all(len(c) <= 420 and c.endswith("...") for c in chosen)
