@@ -144,8 +144,10 @@ class ProductComposer:
 
 SERVICE_SETUPS = {
     # the service's own overhead: scripted LLM and hashed vectors, nothing slow behind it
-    "scripted": {"TURNRAG_LLM": "fake", "TURNRAG_EMBEDDING": "fake", "TURNRAG_REFUSAL_MIN_VECTOR": "0.25"},
-    # the embedded defaults: e5-small and the packaged model on llama.cpp's server
+    # (its scripted answers are written, so each takes the one LLM slot: the queue is opened wide)
+    "scripted": {"TURNRAG_LLM": "fake", "TURNRAG_EMBEDDING": "fake", "TURNRAG_REFUSAL_MIN_VECTOR": "0.25",
+                 "TURNRAG_MAX_QUEUED_TURNS": "64"},
+    # the embedded defaults, admission included: e5-small and the packaged model on llama.cpp's server
     "local": {},
 }
 
@@ -158,7 +160,7 @@ def run_service(work: Path, dataset: Path, setups: dict[str, list[int]]) -> dict
 
     import httpx
 
-    from evals.bench.service import run_in_process, run_service_load
+    from evals.bench.service import run_first_turns, run_in_process, run_service_load
     from evals.bench.turns import conversations
 
     convs = [c[:5] for c in conversations(dataset, 1000) if len(c) >= 3]
@@ -169,7 +171,7 @@ def run_service(work: Path, dataset: Path, setups: dict[str, list[int]]) -> dict
             port = sock.getsockname()[1]
         index = work / "idx" / f"service-{setup}"
         env = {**os.environ, "TURNRAG_LOG_DIR": "", "TURNRAG_SESSION_STORE": str(work / f"service-{setup}.sqlite3"),
-               "TURNRAG_MAX_QUEUED_TURNS": "64", **SERVICE_SETUPS[setup]}
+               **SERVICE_SETUPS[setup]}
         proc = subprocess.Popen([sys.executable, "-m", "app.serve", "--port", str(port), "--index", str(index)],
                                 env=env, stdout=subprocess.DEVNULL, stderr=(work / f"service-{setup}.log").open("w"))
         base = f"http://127.0.0.1:{port}"
@@ -184,14 +186,17 @@ def run_service(work: Path, dataset: Path, setups: dict[str, list[int]]) -> dict
                 if proc.poll() is not None or time.time() > deadline:
                     raise SystemExit(f"service ({setup}) did not start: see {work / f'service-{setup}.log'}")
                 time.sleep(0.5)
+            first = run_first_turns(base, convs[0][:2])  # right after ready: what a first user waits
             loaded = run_service_load(base, convs, levels)
+            warm = run_first_turns(base, convs[0][:2])  # the same turns once everything is warm
         finally:
             proc.terminate()
             proc.wait(timeout=60)
         overrides = {k.removeprefix("TURNRAG_").lower(): v for k, v in SERVICE_SETUPS[setup].items()}
         settings = load_settings(index_dir=index, log_dir=None, **overrides)
         in_process = run_in_process(open_pipeline(settings, build_models(settings)), convs[: max(levels[:1] or [1])])
-        result[setup] = {"levels": loaded, "in_process": in_process, "conversations": len(convs)}
+        result[setup] = {"levels": loaded, "in_process": in_process, "conversations": len(convs),
+                         "first_after_ready": first, "warm_again": warm}
         save(work / "service.json", result)
     return result
 

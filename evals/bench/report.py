@@ -131,18 +131,26 @@ def render(work: Path, machine: dict[str, Any], commands: list[str], out_dir: Pa
                   "conversations through the session API with SSE; the in-process row is the same turns through a "
                   "session in this process (the REPL's path). scripted = scripted LLM and hashed vectors (the "
                   "service's own cost); local = e5-small and the packaged model.", "",
-                  "| setup | sessions | turns | turns/s | turn p50 / p95 ms | first token p50 / p95 ms | errors | cross-talk |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  "| setup | sessions | turns | turns/s | turn p50 / p95 ms | first token p50 / p95 ms | 503s | errors | cross-talk |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for setup, data in service.items():
             for level in data["levels"]:
                 t, f = level["total_ms"], level["first_token_ms"]
                 lines.append(f"| {setup} | {level['sessions']} | {level['turns']} | {level['turns_per_s']} | "
                              f"{_f(t['p50'], 0)} / {_f(t['p95'], 0)} | {_f(f['p50'], 0)} / {_f(f['p95'], 0)} | "
-                             f"{level['errors']} | {level['cross_talk']} |")
+                             f"{_share_503(level)} | {level['errors']} | {level['cross_talk']} |")
             ip = data["in_process"]
             lines.append(f"| {setup}, in process | 1 | {ip['turns']} | – | {_f(ip['total_ms']['p50'], 0)} / "
                          f"{_f(ip['total_ms']['p95'], 0)} | {_f(ip['first_token_ms']['p50'], 0)} / "
-                         f"{_f(ip['first_token_ms']['p95'], 0)} | – | – |")
+                         f"{_f(ip['first_token_ms']['p95'], 0)} | – | – | – |")
+        lines.append("")
+        for setup, data in service.items():
+            first, warm = data.get("first_after_ready"), data.get("warm_again")
+            if first and warm and first["total_ms"] and warm["total_ms"]:
+                ratio = first["total_ms"][0] / max(warm["total_ms"][0], 1)
+                lines.append(f"- {setup}: the first turn right after `/readyz` said 200 took {first['total_ms'][0]} ms "
+                             f"(its follow-up {first['total_ms'][1:] or '–'} ms); the same turns in a new session after "
+                             f"the load {warm['total_ms'][0]} ms ({warm['total_ms'][1:] or '–'}): {ratio:.1f}x a warm turn.")
         lines.append("")
     lines += goals(mtrag, stock, ingest, scale)
     notes = out_dir / "bench_notes.md"
@@ -150,6 +158,13 @@ def render(work: Path, machine: dict[str, Any], commands: list[str], out_dir: Pa
         lines += [notes.read_text(encoding="utf-8").strip(), ""]
     lines += ["## Packages", "", ", ".join(f"{k} {v}" for k, v in sorted(machine["packages"].items())), ""]
     return "\n".join(lines), plots
+
+
+def _share_503(level: dict[str, Any]) -> str:
+    """Turns turned away by admission, of all tried (levels measured before it was counted: –)."""
+    if "rejected_503" not in level:
+        return "–"
+    return f"{level['rejected_503']} ({level['share_503']:.0%})"
 
 
 def goals(mtrag: dict[str, Any] | None, stock: dict[str, Any] | None, ingest: dict[str, Any] | None,

@@ -1,8 +1,10 @@
 """The ``service`` part: N concurrent sessions x 5 turns against the HTTP service on loopback.
 
 Per concurrency level: throughput, per-turn latency p50/p95 (time to the ``done`` event; time to
-the first ``token`` too), errors, and cross-talk (each session's stored history must be exactly
-its own questions and answers). The same turns through the in-process session path (what the
+the first ``token`` too), the share of turns turned away with 503 (admission), other errors, and
+cross-talk (each session's stored history must be exactly its own questions and answers). Before
+the load, the first conversation's first turns right after ``/readyz`` said 200; after it, the
+same turns again in a new session: what a first user waits against a warm turn. The same turns through the in-process session path (what the
 REPL does) stand beside it, so the service's own cost is the difference.
 """
 
@@ -24,7 +26,7 @@ from evals.stats import p50_p95
 
 async def _conversation(client: httpx.AsyncClient, questions: Sequence[str]) -> dict[str, Any]:
     sid = (await client.post("/v1/sessions")).json()["id"]
-    turns, errors, answers = [], 0, []
+    turns, errors, rejected, answers = [], 0, 0, []
     for question in questions:
         t0 = time.perf_counter()
         first = None
@@ -32,7 +34,8 @@ async def _conversation(client: httpx.AsyncClient, questions: Sequence[str]) -> 
         async with client.stream("POST", f"/v1/sessions/{sid}/messages", json={"content": question},
                                  headers={"Accept": "text/event-stream"}) as response:
             if response.status_code != 200:
-                errors += 1
+                rejected += response.status_code == 503
+                errors += response.status_code != 503
                 await response.aread()
                 continue
             event = None
@@ -53,7 +56,7 @@ async def _conversation(client: httpx.AsyncClient, questions: Sequence[str]) -> 
     stored = (await client.get(f"/v1/sessions/{sid}")).json()["messages"]
     expected = [m for q, a in zip(questions, answers) for m in ({"role": "user", "content": q},
                                                                 {"role": "assistant", "content": a})]
-    return {"turns": turns, "errors": errors, "cross_talk": stored != expected}
+    return {"turns": turns, "errors": errors, "rejected": rejected, "cross_talk": stored != expected}
 
 
 async def _level(base: str, conversations: Sequence[Sequence[str]], n: int) -> dict[str, Any]:
@@ -65,7 +68,9 @@ async def _level(base: str, conversations: Sequence[Sequence[str]], n: int) -> d
         wall = time.perf_counter() - t0
         metrics = (await client.get("/metrics")).text
     turns = [t for r in results for t in r["turns"]]
-    return {"sessions": n, "turns": len(turns), "wall_s": round(wall, 2),
+    rejected = sum(r["rejected"] for r in results)
+    return {"sessions": n, "turns": len(turns), "wall_s": round(wall, 2), "rejected_503": rejected,
+            "share_503": round(rejected / (len(turns) + rejected), 3) if turns or rejected else 0.0,
             "turns_per_s": round(len(turns) / wall, 2) if wall else None,
             "total_ms": p50_p95([t["total_ms"] for t in turns]),
             "first_token_ms": p50_p95([t["first_token_ms"] for t in turns]),
@@ -75,6 +80,17 @@ async def _level(base: str, conversations: Sequence[Sequence[str]], n: int) -> d
 
 def run_service_load(base: str, conversations: Sequence[Sequence[str]], levels: Sequence[int]) -> list[dict[str, Any]]:
     return [asyncio.run(_level(base, conversations, n)) for n in levels]
+
+
+def run_first_turns(base: str, questions: Sequence[str]) -> dict[str, Any]:
+    """``questions`` as one session (the service's first, when called right after ready)."""
+
+    async def once() -> dict[str, Any]:
+        async with httpx.AsyncClient(base_url=base, timeout=600) as client:
+            return await _conversation(client, questions)
+
+    result = asyncio.run(once())
+    return {"total_ms": [round(t["total_ms"]) for t in result["turns"]], "errors": result["errors"] + result["rejected"]}
 
 
 def run_in_process(pipeline: Pipeline, conversations: Sequence[Sequence[str]]) -> dict[str, Any]:

@@ -1,10 +1,15 @@
-"""The benchmark's pure parts: query forms per mtRAG row and the report from cached JSON."""
+"""The benchmark's pure parts (query forms per mtRAG row, the report from cached JSON) and its
+service load counting against the real service."""
 
 import json
+import time
 
+from app.service.keys import Keys
+from engines.models.fakes import ScriptedLLM
 from evals.bench.common import query_forms
 from evals.bench.report import pooled, render
 from evals.dataset import parse_rows
+from tests.app.test_service import dept_corpus, service, serving  # noqa: F401
 
 
 def _row(turn, history, question, rewrite):
@@ -88,3 +93,42 @@ def test_stock_set_needs_its_corpus(capsys, tmp_path) -> None:
     with pytest.raises(SystemExit):
         main(["stock", "--stock-set", "rows.jsonl", "--work", str(tmp_path)])
     assert "--stock-set and --stock-corpus go together" in capsys.readouterr().err
+
+
+class SlowLLM(ScriptedLLM):
+    """Writes each answer in 0.4 s, so concurrent turns meet a full LLM slot."""
+
+    def _reply(self, prompt: str) -> str:
+        time.sleep(0.4)
+        return super()._reply(prompt)
+
+
+def test_the_service_load_counts_turns_turned_away_apart_from_errors(service, tmp_path) -> None:  # noqa: F811
+    from evals.bench.service import run_first_turns, run_service_load
+
+    turns = service(SlowLLM(["Phép năm chuyển tối đa 5 ngày."] * 20), slots=1, queue=0)
+    with serving(turns, Keys.load(None)) as base:
+        first = run_first_turns(base, ["Phép năm được chuyển mấy ngày?"])
+        [level] = run_service_load(base, [["Phép năm được chuyển mấy ngày?"]], [4])
+    assert len(first["total_ms"]) == 1 and first["errors"] == 0 and first["total_ms"][0] >= 400
+    # one slot, no queue, four sessions at once: the first is answered, the others get 503 at once
+    assert level["sessions"] == 4 and level["errors"] == 0 and level["cross_talk"] == 0
+    assert level["rejected_503"] >= 1 and level["turns"] + level["rejected_503"] == 4
+    assert level["share_503"] == round(level["rejected_503"] / 4, 3)
+
+
+def test_the_report_shows_503s_and_the_first_turn_against_a_warm_one(tmp_path) -> None:
+    pct = {"p50": 900.0, "p95": 2000.0}
+    level = {"sessions": 50, "turns": 240, "turns_per_s": 1.5, "total_ms": pct, "first_token_ms": pct,
+             "errors": 0, "cross_talk": 0, "rejected_503": 10, "share_503": 0.04}
+    old = {**level, "sessions": 2}
+    del old["rejected_503"], old["share_503"]  # measured before 503s were counted apart
+    service = {"local": {"levels": [old, level], "conversations": 9,
+                         "in_process": {"turns": 5, "total_ms": pct, "first_token_ms": pct},
+                         "first_after_ready": {"total_ms": [3000, 2500], "errors": 0},
+                         "warm_again": {"total_ms": [1500, 2400], "errors": 0}}}
+    (tmp_path / "service.json").write_text(json.dumps(service))
+    text, _ = render(tmp_path, {"cpus": 2, "platform": "linux", "python": "3.11", "packages": {}}, [], tmp_path)
+    assert "| local | 50 | 240 | 1.5 | 900 / 2000 | 900 / 2000 | 10 (4%) | 0 | 0 |" in text
+    assert "| local | 2 | 240 | 1.5 | 900 / 2000 | 900 / 2000 | – | 0 | 0 |" in text
+    assert "first turn right after `/readyz` said 200 took 3000 ms" in text and ": 2.0x a warm turn." in text
