@@ -162,7 +162,8 @@ class Settings(_DatabaseSettings, _ReadingSettings, _ServiceSettings):
     llm_model: str | None = Field(None, description="Model name for openai/openai-like, or a .gguf path for local.")
     llm_api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server (openai-like).")
     llm_api_key: SecretStr | None = Field(None, description="API key; for openai falls back to OPENAI_API_KEY.")
-    llm_context_window: int = Field(4096, ge=512, description="Tokens the answer LLM reads at most (prompt + answer).")
+    llm_context_window: int = Field(8192, ge=512, description="Tokens one LLM request may hold (prompt + answer); "
+                                    "the SQL writer's schema prompt alone is ~4k on a seven-table database.")
     llm_max_tokens: int = Field(384, ge=16, description="Tokens the answer LLM writes at most.")
     llm_timeout_s: float = Field(120.0, gt=0, description="Seconds an LLM request may take before it fails.")
     condense_llm: LLMKind | None = Field(None, description="A separate (cheaper) LLM for condensing; unset = same as llm.")

@@ -82,7 +82,7 @@ class LLMOptions:
     model: str | None = None
     api_base: str | None = None
     api_key: str | None = None
-    context_window: int = 4096
+    context_window: int = 8192
     max_tokens: int = 384
     timeout_s: float = 120.0
     cache_dir: Path | None = None

@@ -41,7 +41,7 @@ class Attempt:
     written: str = ""
     ran: str = ""
     error: str = ""
-    stage: str = ""  # "parse" (no statement in the reply), "guard" or "database"; "" when it ran
+    stage: str = ""  # "llm" (no reply), "parse" (no statement in it), "guard" or "database"; "" when it ran
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,20 @@ class SqlRoad:
             return SqlOutcome(REFUSED, answer.message(language, "failed"), SQL_NO_TABLES)
         return self._write_and_run(question, language, tables, earlier)
 
+    def warm(self) -> bool:
+        """Have the LLM read the schema prompt once (its answer is not run), so llama.cpp's prompt
+        cache holds it before the first data question: cold, that prompt costs about a minute of
+        the packaged model's time on two cores. False when the LLM did not answer."""
+        tables = self.schema.allowed(None)
+        prompt = sql_prompt(dialect=self.schema.dialect, schema=self.schema.describe(tables), notes=self.schema.notes,
+                            question="How many rows are there?", limit=self.row_limit, recap=self.schema.recap(tables))
+        try:
+            self.llm.chat([ChatMessage(role=MessageRole.USER, content=prompt)])
+        except Exception as exc:  # noqa: BLE001 - readiness reports the LLM itself; the warm-up is best effort
+            logger.warning("could not warm the SQL writer (%s: %s)", type(exc).__name__, exc)
+            return False
+        return True
+
     def _write_and_run(self, question: str, language: str, tables: tuple[str, ...], earlier: str) -> SqlOutcome:
         attempts: list[Attempt] = []
         timings = {"sql_write": 0.0, "sql_run": 0.0}
@@ -112,7 +126,13 @@ class SqlRoad:
                 chat.append(ChatMessage(role=MessageRole.USER, content=retry_message(
                     failed=statement, error=failed.error, hint=self.schema.hint(failed.error, tables, statement))))
             t0 = time.perf_counter()
-            reply = self.llm.chat(chat).message.content or ""
+            try:
+                reply = self.llm.chat(chat).message.content or ""
+            except Exception as exc:  # noqa: BLE001 - timeout, context overflow, server down: one plain refusal
+                timings["sql_write"] += _ms(t0)
+                logger.warning("the SQL writer failed (%s: %s)", type(exc).__name__, exc)
+                attempts.append(Attempt(error=f"{type(exc).__name__}: {str(exc)[:300]}", stage="llm"))
+                return self._refused(language, SQL_FAILED, attempts, timings)
             timings["sql_write"] += _ms(t0)
             chat.append(ChatMessage(role=MessageRole.ASSISTANT, content=reply))
             written = parse_sql(reply)

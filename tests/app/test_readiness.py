@@ -103,3 +103,13 @@ def test_with_keys_the_operational_endpoints_want_a_key_too(service, tmp_path) -
         assert httpx.get(f"{base}/healthz").status_code == 200  # liveness stays open for the orchestrator
     with serving(service(), Keys(None)) as base:  # no keys: loopback only, everything open
         assert httpx.get(f"{base}/metrics").status_code == 200 and httpx.get(f"{base}/docs").status_code == 200
+
+
+def test_with_a_database_the_warm_up_has_the_llm_read_the_sql_prompt_once(make_pipeline, tmp_path) -> None:
+    from app.compose import with_sample_database
+    from app.config import load_settings
+
+    llm = ScriptedLLM(["Ngày nghỉ trong tuần được quy định thế nào?", "```sql\nSELECT COUNT(*) FROM loans\n```"])
+    bank = with_sample_database(load_settings(), tmp_path).sql_url
+    warm(make_pipeline(llm=llm, sql_url=bank))
+    assert llm.calls == 2 and "CREATE TABLE loans" in llm.prompts[-1]  # the schema prompt, now in the cache

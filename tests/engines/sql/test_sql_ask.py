@@ -82,6 +82,21 @@ def test_two_failures_give_a_plain_refusal_with_the_sql_kept(bank_engine, bank_s
     assert [a.error for a in outcome.attempts] == ["no such column: amount", "no such column: loan_amount"]
 
 
+class OverflowingLLM(ScriptedLLM):
+    """Answers as llama.cpp's server does when a prompt is longer than its context."""
+
+    def chat(self, messages, **kwargs):
+        raise RuntimeError("request (4156 tokens) exceeds the available context size (4096 tokens)")
+
+
+def test_a_writer_that_fails_gives_the_plain_refusal_not_a_traceback(bank_engine, bank_schema) -> None:
+    outcome = SqlRoad(bank_engine, bank_schema, OverflowingLLM()).answer("Tổng dư nợ là bao nhiêu?", "vi")
+    assert outcome.status == REFUSED and outcome.reason == "sql_failed"
+    assert outcome.text == "Tôi không trả lời được câu hỏi này từ dữ liệu."
+    [attempt] = outcome.attempts
+    assert attempt.stage == "llm" and "exceeds the available context size" in attempt.error and not attempt.ran
+
+
 def test_a_write_request_is_refused_before_any_llm_call_and_the_file_is_unchanged(bank_db: Path, bank_engine,
                                                                                    bank_schema) -> None:
     before = bank_db.read_bytes()
@@ -126,3 +141,9 @@ def test_no_sql_hands_the_question_back_for_the_documents(bank_engine, bank_sche
     sql_road, _ = road(bank_engine, bank_schema, "NO_SQL")
     outcome = sql_road.answer("Điều kiện vay mua nhà là gì?", "vi")
     assert outcome.status == NO_SQL and outcome.text == "" and outcome.llm_calls == 1
+
+
+def test_the_warm_up_reads_the_schema_prompt_and_survives_a_failing_llm(bank_engine, bank_schema) -> None:
+    sql_road, llm = road(bank_engine, bank_schema, fenced("SELECT COUNT(*) FROM loans"))
+    assert sql_road.warm() and "CREATE TABLE loans" in llm.prompts[0]
+    assert SqlRoad(bank_engine, bank_schema, OverflowingLLM()).warm() is False
