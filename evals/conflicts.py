@@ -217,6 +217,29 @@ def with_llm_check(rows: list[PairRow], preds: list[dict[str, Any]], llm: Any, g
     return out, cost
 
 
+SCOPE_MINIMA = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+
+
+def scope_scores(rows: list[PairRow], preds: list[dict[str, Any]], reader: Any) -> list[float]:
+    """The reader's P(same subject and scope) of each detected pair's claim sentences (1.0 where
+    nothing was detected: there is nothing to keep or drop)."""
+    from engines.conflicts.scope import Side, scope_of
+
+    at = [i for i, p in enumerate(preds) if p["detected"]]
+    judged = scope_of([preds[i]["evidence"] for i in at],
+                      [(Side(rows[i].text_a, rows[i].title_a), Side(rows[i].text_b, rows[i].title_b)) for i in at],
+                      reader.same_scope)
+    out = [1.0] * len(rows)
+    for i, value in zip(at, judged):
+        out[i] = value
+    return out
+
+
+def with_scope(preds: list[dict[str, Any]], scope: list[float], minimum: float) -> list[dict[str, Any]]:
+    """A detected pair stands only when the reader judges both sides the same subject and scope."""
+    return [dict(p, scope=round(s, 3), detected=p["detected"] and s >= minimum) for p, s in zip(preds, scope)]
+
+
 def embed_similarities(rows: list[PairRow], model: Any) -> np.ndarray:
     texts = [t for r in rows for t in (r.text_a, r.text_b)]
     unique = list(dict.fromkeys(texts))  # a document is in several pairs: embed it once
@@ -275,6 +298,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cross-claim", type=float, default=None, metavar="COSINE",
                         help="compare passages in two languages claim by claim from this cosine of their claim "
                              "sentences (default: the embedder's calibration; e5-small: off)")
+    parser.add_argument("--reader-scope", action="store_true",
+                        help="also sweep the reader's same-scope head over the detected pairs (a pair stands only "
+                             "at or above the minimum), the packaged reader or TURNRAG_READER_DELTA")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--overhead", type=Path, metavar="INDEX",
                         help="instead: time the postprocessor on 10 real retrieved nodes per eval question")
@@ -350,13 +376,29 @@ def main(argv: list[str] | None = None) -> int:
                   f"(precision {without[kind]['precision']:.2f} -> {with_llm[kind]['precision']:.2f}, "
                   f"recall {without[kind]['recall']:.2f} -> {with_llm[kind]['recall']:.2f})")
         llm_result = {"cost": cost, "without": without, "with": with_llm}
+    scope_result = None
+    if args.reader_scope:
+        from app.config import load_settings
+        from engines.reader.model import load_reader
+
+        settings = load_settings(log_dir=None)
+        scope = scope_scores(rows, preds, load_reader(settings.reader_delta, settings.model_cache_dir))
+        print("\nreader scope head: least P(same subject and scope) for a detected pair (precision / recall / f1):")
+        scope_result = {}
+        for m in SCOPE_MINIMA:
+            t = scores(with_scope(preds, scope, m))
+            scope_result[str(m)] = t
+            print(f"{m:4.2f} precision {t['all']['precision']:.2f} recall {t['all']['recall']:.2f} f1 {t['all']['f1']:.2f} "
+                  "  " + " ".join(f"{k}:{t[k]['flag_rate']:.2f}" for k in kinds))
+        preds = with_scope(preds, scope, 0.0)  # the score kept beside each prediction
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "conflicts_report.json").write_text(json.dumps(
             {"gate": gate, "embedding": args.embedding, "scores": table, "sweep": {str(k): v for k, v in sweep.items()},
              "year_filter_off": no_year_filter, "claim_overlap": claim, "ablation": ablation,
              "claim_sweep": {str(k): v for k, v in claim_sweep.items()},
-             "cross_claim_sweep": {str(k): v for k, v in cross_sweep.items()}, "llm_check": llm_result, "predictions": preds}, ensure_ascii=False, indent=2), encoding="utf-8")
+             "cross_claim_sweep": {str(k): v for k, v in cross_sweep.items()}, "llm_check": llm_result,
+             "reader_scope": scope_result, "predictions": preds}, ensure_ascii=False, indent=2), encoding="utf-8")
     return 0
 
 
