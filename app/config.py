@@ -103,7 +103,7 @@ class _DatabaseSettings(_Sources):
                                    "in the SQL prompt; its **bold** phrases are the router's schema terms).")
     sql_row_limit: int = Field(200, ge=1, le=10000, description="Rows a statement may return (a LIMIT is added).")
     sql_timeout_s: float = Field(5.0, gt=0, le=600, description="Seconds a statement may run before the database stops it.")
-    sql_route_margin: float = Field(0.05, ge=-1, le=1, description="How far the data-question exemplars must lead the "
+    sql_route_margin: float = Field(0.02, ge=-1, le=1, description="How far the data-question exemplars must lead the "
                                     "document ones for a question naming the schema without asking for a count, sum "
                                     "or ranking to take the SQL road.")
 

@@ -413,6 +413,8 @@ def evaluate(questions: Path, set_folder: Path, work: Path, *, stock: bool = Fal
     ingest_path(settings, set_folder / "docs", embed_model=models.embed_model,
                 companion_embed_model=models.companion_embed_model)
     pipeline = build_pipeline(settings, models, open_index(settings))
+    if pipeline.has_step("sql"):  # as the service does before it says ready (app.serve.warm)
+        pipeline.step("sql").road.warm()
     writer = stock_writer(database, models.llm, models.embed_model) if stock else None
     outcomes = replay(pipeline, rows, database, stock=writer, on_progress=progress)
     return outcomes, summarize(outcomes)

@@ -118,10 +118,18 @@ def _limited(tree: exp.Query, limit: int) -> exp.Query:
 
 # --------------------------------------------------------------------------- the question itself
 
+#: "giúp mình", "cho tôi", "hộ em": the politeness between a Vietnamese verb and what it acts on.
+_PLEASE = r"(?:\s+(?:giúp|cho|hộ|dùm|giùm)(?:\s+(?:mình|tôi|em|anh|chị|tớ))?)?"
 _WRITE_REQUEST = re.compile(
-    r"(?iu)\b(?:delete|drop|truncate|insert|update|alter|grant|revoke|create\s+table|"
-    r"xoá|xóa|thêm\s+(?:mới\s+)?(?:một|1|các)?\s*(?:dòng|bản\s+ghi|khách|khoản|nhân\s+viên|chi\s+nhánh)|"
-    r"cập\s+nhật|sửa|chỉnh\s+sửa|đổi\s+(?:tên|số|giá\s+trị|trạng\s+thái)|ghi\s+đè|huỷ\s+bảng|hủy\s+bảng)\b")
+    r"(?imu)\b(?:delete|drop|truncate|insert|update|alter|grant|revoke|create\s+table|"
+    r"xoá|xóa|thêm" + _PLEASE + r"\s+(?:mới\s+)?(?:một|1|các|mấy)?\s*(?:dòng|bản\s+ghi|khách|khoản|nhân\s+viên|chi\s+nhánh|"
+    r"đơn|sản\s+phẩm|nhà\s+cung\s+cấp)|"
+    r"cập\s+nhật|sửa|chỉnh\s+sửa|đổi" + _PLEASE + r"\s+(?:tên|số|giá\s+trị|trạng\s+thái)|"
+    # "đổi nó thành completed", "chuyển đơn 250 sang trạng thái huỷ" (not "đổi trả", not "thành công")
+    r"(?:đổi|chuyển)(?!\s+trả)(?:\s+\w+){0,5}?\s+(?:thành(?!\s+(?:công|viên|phố|lập|tiền|phần))|sang\s+trạng\s+thái)|"
+    r"ghi\s+đè|huỷ\s+bảng|hủy\s+bảng)\b"
+    # an English imperative: "Please change ...", "Set ... to", "Mark ... as", "Add a new customer"
+    r"|^\s*(?:please\s+)?(?:change|set|mark|rename|add|remove)\b(?!\s+up\b)")
 _INJECTION = re.compile(
     r"(?iu)(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+)?(?:previous|prior|above|earlier|your)\s+"
     r"(?:instructions?|rules?|prompts?)|system\s+prompt|you\s+are\s+now\b|developer\s+mode|"

@@ -21,7 +21,7 @@ SQL_PROMPT = PromptTemplate(
     "Rules: read only these tables; never change data (no INSERT, UPDATE, DELETE, DDL or PRAGMA); one "
     "statement; give computed columns a short alias; use text values exactly as they appear in the data; "
     "LIMIT lists to at most {limit} rows. If these tables cannot answer the question, reply {no_sql}.\n"
-    "Reply with the statement in a ```sql block and nothing else.\n\n"
+    "Reply with the statement in a ```sql block and nothing else.\n{dialect_tips}\n"
     "{schema}\n\n"
     "Notes on the tables:\n{notes}\n\n"
     "{recap}"
@@ -31,6 +31,12 @@ SQL_PROMPT = PromptTemplate(
 )
 CONTEXT = "This question follows up on an earlier one: {earlier}\n"
 RULES = "Notes that apply to this question (follow them):\n{rules}\n"
+
+#: What small models get wrong per dialect (they were trained mostly on MySQL-flavoured SQL).
+DIALECT_TIPS = {
+    "sqlite": "SQLite keeps dates as text 'YYYY-MM-DD' and has no YEAR() or MONTH(): filter a year with "
+              "col >= '2024-01-01' AND col < '2025-01-01'; a month is substr(col, 1, 7).\n",
+}
 
 RETRY = "That statement failed.\nStatement:\n{failed}\nDatabase error: {error}\n{hint}Write a corrected statement in a ```sql block."
 
@@ -48,9 +54,9 @@ def sql_prompt(*, dialect: str, schema: str, notes: str, question: str, limit: i
     for every question (so llama.cpp's prompt cache still holds the long part)."""
     shown = RULES.format(rules="\n".join(f"- {r.strip()}" for r in rules)) if rules else ""
     context = CONTEXT.format(earlier=earlier.strip()) if earlier.strip() and earlier.strip() != question.strip() else ""
-    return SQL_PROMPT.format(dialect=dialect, schema=schema, notes=notes.strip() or "(none)", question=question.strip(),
-                             limit=limit, no_sql=NO_SQL, context=context, recap=recap,
-                             rules=shown)
+    return SQL_PROMPT.format(dialect=dialect, dialect_tips=DIALECT_TIPS.get(dialect, ""), schema=schema,
+                             notes=notes.strip() or "(none)", question=question.strip(), limit=limit, no_sql=NO_SQL,
+                             context=context, recap=recap, rules=shown)
 
 
 def retry_message(*, failed: str, error: str, hint: str = "") -> str:

@@ -176,19 +176,29 @@ def note_passages(notes: str) -> list[str]:
 
 
 def notes_for(question: str, notes: str, *, most: int = NOTES_FOR_QUESTION) -> list[str]:
-    """The notes passages whose marked phrases (**bold**, `code`, or a "quoted" term) the question
-    uses, longest match first. A 1.5B writer read "revenue counts completed orders only" three
+    """The notes passages whose keys the question uses, longest match first: the phrases marked at
+    its start (the term it defines) and the `code` values anywhere in it. A bold word in the middle
+    is emphasis: matching "**chi nhánh**" there put a rule about Hà Nội beside a question about every
+    branch, and the writer added WHERE city = 'Hà Nội'. A 1.5B writer read "revenue counts completed orders only" three
     thousand tokens above the question and summed every order; the same line beside the question
     is followed."""
     asked = f" {_plain(question)} "
     scored = []
     for order, passage in enumerate(note_passages(notes)):
-        keys = {_plain(k) for k in _marked(passage)}
+        keys = {_plain(k) for k in _keys(passage)}
         hit = max((len(k) for k in keys if len(k) >= 3 and f" {k} " in asked), default=0)
         if hit:
             scored.append((-hit, order, passage))
     chosen = sorted(scored)[:most]
     return [p if len(p) <= NOTE_CHARS else p[: NOTE_CHARS - 3] + "..." for _, _, p in sorted(chosen, key=lambda x: x[1])]
+
+
+#: Characters at a passage's start where a marked phrase is the term it defines.
+DEFINED_WITHIN = 80
+
+
+def _keys(passage: str) -> set[str]:
+    return _marked(passage[:DEFINED_WITHIN]) | set(re.findall(r"`([^`\n]{2,60})`", passage))
 
 
 def _with_heading(heading: str, text: str) -> str:
@@ -209,9 +219,27 @@ def _plain(text: str) -> str:
 
 
 def note_terms(notes: str) -> set[str]:
-    """The phrases the notes mark as names of things: **bold** and `code`."""
+    """The phrases the notes use as names of things: **bold** and `code`, and the words they give a
+    table, a column or a value ("### `orders` — đơn hàng (một hoá đơn)", "`list_price` — giá niêm
+    yết", "`completed` (hoàn tất)"): a team writes those in its users' language."""
     marked = re.findall(r"\*\*([^*\n]{2,60})\*\*|`([^`\n]{2,60})`", notes)
-    return {normalize(p).strip().lower() for pair in marked for p in pair if p.strip()}
+    found = {normalize(p).strip().lower() for pair in marked for p in pair if p.strip()}
+    phrases = [*found, *_DESCRIBED.findall(notes), *_GLOSSED.findall(notes)]
+    for phrase in (part for text in phrases for part in re.split(r'\s*(?:/|,|\(|\)|")\s*', text)):
+        words = re.findall(r"\w+", normalize(phrase).lower())
+        if 1 <= len(words) <= 4 and not any(w.isdigit() for w in words) and (len(words) > 1 or len(words[0]) >= 5):
+            found.add(" ".join(words))
+    return {t for t in found if t not in GENERIC_NOTE_WORDS}
+
+
+#: Marked in notes for emphasis, not as names: "**không** tính vào doanh thu", "**mọi** đơn".
+GENERIC_NOTE_WORDS = frozenset({"không", "không có", "mọi", "một trong", "hiện tại", "đọc", "thời gian", "tất cả",
+                                "not", "all", "only", "never", "none", "current", "every"})
+
+
+#: "`name` — words" up to the first stop, and "`value` (words)".
+_DESCRIBED = re.compile(r"`[^`\n]{2,60}`\s+[—–-]\s+([^.:;=\n`*]{2,60}?)\s*(?=[.:;=\n`*]|$)")
+_GLOSSED = re.compile(r"`[^`\n]{2,60}`\s*\(([^)\n`]{2,40})\)")
 
 
 def _shown(value: Any) -> str:

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from llama_index.core.base.llms.types import MessageRole
 
 from engines.sql.ask import NO_SQL, REFUSED, SqlOutcome, SqlRoad
+from engines.sql.guard import request_problem
 from engines.sql.road import SQL, RoadDecision, RoadRouter, swap_value
 from engines.steps.base import BaseStep, Draft, StepOutput, TurnState
 
@@ -57,6 +58,13 @@ class SqlStep(BaseStep):
         self.road = road
         self.router = router
         self._value_columns = road.schema.value_columns()
+
+    def applies(self, state: TurnState) -> bool:
+        """Every turn not yet answered, and a request to change the data that the router took for
+        small talk: the direct reply would say "done" ("Đã chuyển đơn 250 thành completed")."""
+        if state.draft is None:
+            return True
+        return bool(state.draft.messages) and request_problem(state.question) is not None
 
     def run(self, state: TurnState) -> Queried:
         query = state.query or state.question

@@ -68,3 +68,18 @@ def test_a_long_note_is_cut_and_at_most_three_are_repeated() -> None:
     notes = "\n".join(f"- **term{i}** means {'x' * 600}" for i in range(5))
     chosen = notes_for("term0 term1 term2 term3 term4", notes)
     assert len(chosen) == 3 and all(len(c) <= 420 and c.endswith("...") for c in chosen)
+
+
+def test_the_words_notes_give_tables_columns_and_values_become_router_terms() -> None:
+    from engines.sql.schema import note_terms
+
+    notes = ("### `orders` — đơn hàng (một hoá đơn)\n- `list_price` — giá niêm yết **hiện tại** (2025).\n"
+             "- `status` — `completed` (hoàn tất), `returned` (trả hàng). Đơn huỷ **không** tính.\n")
+    terms = note_terms(notes)
+    assert {"đơn hàng", "một hoá đơn", "giá niêm yết", "hoàn tất", "trả hàng", "orders", "completed"} <= terms
+    assert not terms & {"không", "hiện tại"}  # emphasis, not names: "không" is in half of all questions
+
+
+def test_a_sqlite_prompt_says_how_sqlite_keeps_dates() -> None:
+    assert "no YEAR()" in sql_prompt(dialect="sqlite", schema="S", notes="", question="Q", limit=5)
+    assert "no YEAR()" not in sql_prompt(dialect="postgresql", schema="S", notes="", question="Q", limit=5)

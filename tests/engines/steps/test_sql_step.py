@@ -87,6 +87,28 @@ def test_a_write_request_is_refused_on_the_data_road_and_nothing_runs(with_data,
     assert llm.calls == 0 and bank.read_bytes() == before
 
 
+class SmallTalkRouter:
+    """A router that takes every message for small talk, as the semantic one took "Thêm giúp mình..."."""
+
+    def route(self, question, history):
+        from engines.conversation.router import DIRECT, RouteDecision
+
+        return RouteDecision(DIRECT, 1.0)
+
+
+def test_a_write_request_taken_for_small_talk_is_still_refused_not_answered_done(with_data, bank) -> None:
+    before = bank.read_bytes()
+    pipeline, llm = with_data("Đã thêm khách hàng Trần Văn Bảo vào hệ thống.")  # what the direct reply would say
+    engine = engine_over(pipeline)
+    engine.session.set_router(SmallTalkRouter())
+    answer = engine.chat("Thêm giúp mình một khách hàng mới tên Trần Văn Bảo ở Cần Thơ vào hệ thống.").response
+    record = engine.last_record
+    assert record.route == "sql" and record.refusal_reason == "sql_write_request"
+    assert answer == "Tôi chỉ đọc dữ liệu để trả lời câu hỏi; tôi không thêm, sửa hay xoá dữ liệu."
+    assert llm.calls == 0 and bank.read_bytes() == before
+    assert engine.chat("Chào bạn!").response == "Đã thêm khách hàng Trần Văn Bảo vào hệ thống."  # small talk stays
+
+
 def test_when_the_writer_finds_no_statement_the_documents_answer(with_data) -> None:
     pipeline, llm = with_data("NO_SQL")
     engine = engine_over(pipeline)
