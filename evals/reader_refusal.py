@@ -45,6 +45,8 @@ def pools(paths: Sequence[Path]) -> list[tuple[bool, list[float]]]:
 def calibrate(dev: list[tuple[bool, list[float]]], signal: Callable[[list[float]], float], budget: float) -> float:
     """The highest bar that refuses at most ``budget`` of dev's answerable turns."""
     values = sorted(signal(lg) for answerable, lg in dev if answerable)
+    if not values:
+        raise ValueError("the dev files hold no answerable turn with a scored pool: nothing to calibrate on")
     return values[min(int(budget * len(values)), len(values) - 1)]
 
 
@@ -68,6 +70,10 @@ def _logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
+def _shown(share: float | None) -> str:
+    return "  –  " if share is None else f"{share:.3f}"
+
+
 def _share(flags: list[bool]) -> float | None:
     return round(sum(flags) / len(flags), 3) if flags else None
 
@@ -82,13 +88,16 @@ def main(argv: list[str] | None = None) -> int:
     for path in [*args.dev, *args.test]:
         if not path.is_file():
             parser.error(f"{path}: no such file (write it with python -m evals.headroom ... --reranker reader --out)")
-    table = report(pools(args.dev), pools(args.test), args.budget)
+    try:
+        table = report(pools(args.dev), pools(args.test), args.budget)
+    except ValueError as exc:
+        parser.error(str(exc))
     print(f"{'signal':26} {'bar':>7}  dev answerable / unanswerable refused   test answerable / unanswerable refused")
     for name, row in table.items():
         d, t = row["dev"], row["test"]
-        print(f"{name:26} {row['bar']:7.3f}  {d['answerable_refused']:.3f} / {d['unanswerable_refused']:.3f} "
-              f"({d['unanswerable']} unanswerable)          {t['answerable_refused']:.3f} / "
-              f"{t['unanswerable_refused']:.3f} ({t['unanswerable']} unanswerable)")
+        print(f"{name:26} {row['bar']:7.3f}  {_shown(d['answerable_refused'])} / {_shown(d['unanswerable_refused'])} "
+              f"({d['unanswerable']} unanswerable)          {_shown(t['answerable_refused'])} / "
+              f"{_shown(t['unanswerable_refused'])} ({t['unanswerable']} unanswerable)")
     return 0
 
 

@@ -10,6 +10,7 @@ Pure functions; the judge (``Reader.same_scope``) is passed in.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -60,7 +61,8 @@ def _holding(text: str, value: str) -> str:
     """The first sentence of ``text`` that holds ``value`` as written."""
     if not value:
         return ""
+    pattern = re.compile(rf"(?<![\w.,]){re.escape(value)}(?!\w)")  # "6 vé" is not in "16 vé"
     for sentence in sentences(text):
-        if value in sentence:
+        if pattern.search(sentence):
             return sentence.strip()
     return ""

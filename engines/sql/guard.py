@@ -120,22 +120,38 @@ def _limited(tree: exp.Query, limit: int) -> exp.Query:
 
 #: "giúp mình", "cho tôi", "hộ em": the politeness between a Vietnamese verb and what it acts on.
 _PLEASE = r"(?:\s+(?:giúp|cho|hộ|dùm|giùm)(?:\s+(?:mình|tôi|em|anh|chị|tớ))?)?"
+#: Verbs that change stored data whatever the sentence around them.
 _WRITE_REQUEST = re.compile(
-    r"(?imu)\b(?:delete|drop|truncate|insert|update|alter|grant|revoke|create\s+table|"
-    r"xoá|xóa|thêm" + _PLEASE + r"\s+(?:mới\s+)?(?:một|1|các|mấy)?\s*(?:dòng|bản\s+ghi|khách|khoản|nhân\s+viên|chi\s+nhánh|"
-    r"đơn|sản\s+phẩm|nhà\s+cung\s+cấp)|"
-    r"cập\s+nhật|sửa|chỉnh\s+sửa|đổi" + _PLEASE + r"\s+(?:tên|số|giá\s+trị|trạng\s+thái)|"
-    # "đổi nó thành completed", "chuyển đơn 250 sang trạng thái huỷ" (not "đổi trả", not "thành công")
-    r"(?:đổi|chuyển)(?!\s+trả)(?:\s+\w+){0,5}?\s+(?:thành(?!\s+(?:công|viên|phố|lập|tiền|phần))|sang\s+trạng\s+thái)|"
-    r"ghi\s+đè|huỷ\s+bảng|hủy\s+bảng)\b"
-    # an English imperative: "Please change ...", "Set ... to", "Mark ... as", "Add a new customer"
-    r"|^\s*(?:please\s+)?(?:change|set|mark|rename|add|remove)\b(?!\s+up\b)")
+    r"(?iu)\b(?:delete|drop|truncate|insert|update|alter|grant|revoke|create\s+table|"
+    r"xoá|xóa|thêm\s+(?:mới\s+)?(?:một|1|các|mấy)?\s*(?:dòng|bản\s+ghi)|"
+    r"cập\s+nhật|sửa|chỉnh\s+sửa|đổi" + _PLEASE + r"\s+(?:tên|giá\s+trị|trạng\s+thái)|"
+    r"ghi\s+đè|huỷ\s+bảng|hủy\s+bảng)\b")
+#: Requests that read as an order only when the sentence is not a question: "đổi nó thành completed",
+#: "chuyển đơn 250 sang trạng thái huỷ", "huỷ đơn 250 giúp mình", "nâng hạng khách An lên VIP",
+#: "Please change ...", "Could you mark order 7 as shipped"; but "Khi nào nhân viên thử việc được
+#: chuyển thành chính thức?" and "Change in revenue from 2023 to 2024?" are questions.
+_WRITE_ORDER = re.compile(
+    r"(?imu)\b(?:thêm" + _PLEASE + r"\s+(?:mới\s+)?(?:một|1|các|mấy)?\s*(?:khách|khoản|nhân\s+viên|chi\s+nhánh|"
+    r"sản\s+phẩm|nhà\s+cung\s+cấp|đơn)|"
+    r"(?:đổi|chuyển)(?!\s+(?:trả|đổi))(?:\s+\w+){0,5}?\s+(?:thành(?!\s+(?:công|viên|phố))|sang\s+trạng\s+thái)|"
+    r"(?:huỷ|hủy)" + _PLEASE + r"\s+(?:đơn|khoản|hợp\s+đồng)|(?:nâng|hạ|tăng|giảm)\s+(?:hạng|lương|giá)|"
+    r"đặt\s+trạng\s+thái|gán\s+(?:\w+\s+){0,4}?(?:vào|cho)\s+hạng)\b"
+    r"|^\s*(?:(?:please|can\s+you|could\s+you|would\s+you)\s+)?(?:change|set|mark|rename|add|remove|cancel)\b"
+    r"(?![-\s]*(?:up|in|of|on|ons|to)\b)")
+#: A question, not an order: a question word or a closing question mark, unless it opens as a request
+#: ("Could you ...?", "Hãy ...", "Làm ơn ...").
+_ASKS = re.compile(r"(?iu)^\s*(?:(?:please|can\s+you|could\s+you|would\s+you)\b|hãy\b|làm\s+ơn\b|nhờ\b)")
+_QUESTION = re.compile(
+    r"(?iu)\?\s*$|\b(?:bao\s+nhiêu|bao\s+lâu|khi\s+nào|ở\s+đâu|thế\s+nào|như\s+thế\s+nào|tại\s+sao|vì\s+sao|"
+    r"có\s+\w+(?:\s+\w+){0,6}\s+không|nào|gì|"
+    r"how|what|which|when|where|why|who|whose|is\s+it|are\s+there|does|do)\b")
 _INJECTION = re.compile(
     r"(?iu)(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+)?(?:previous|prior|above|earlier|your)\s+"
     r"(?:instructions?|rules?|prompts?)|system\s+prompt|you\s+are\s+now\b|developer\s+mode|"
     r"bỏ\s+qua\s+(?:mọi|tất\s+cả|các|những)?\s*(?:hướng\s+dẫn|chỉ\s+dẫn|quy\s+tắc|lệnh|yêu\s+cầu)\s*(?:trước|trên)?|"
     r"quên\s+(?:mọi|tất\s+cả|các)?\s*(?:hướng\s+dẫn|chỉ\s+dẫn|quy\s+tắc)|;\s*--|\bunion\s+select\b")
-_NEGATED_STATE = re.compile(r"(?iu)\b(?:đã|bị|được)\s+(?:xoá|xóa|cập\s+nhật|sửa)|(?:deleted|updated|inserted)\b")
+_NEGATED_STATE = re.compile(
+    r"(?iu)\b(?:đã|bị|được)\s+(?:xoá|xóa|cập\s+nhật|sửa|chuyển|đổi|huỷ|hủy|nâng)|(?:deleted|updated|inserted)\b")
 
 WRITE_REQUEST, INJECTION = "write_request", "injection"
 
@@ -144,8 +160,16 @@ def request_problem(question: str) -> str | None:
     """Why a question must not reach the SQL writer: it asks to change data (``write_request``) or
     tries to override the instructions (``injection``); None for a question to answer.
 
-    Asking *about* changes ("how many loans were updated", "khoản vay đã bị xoá nợ") is a question."""
+    Asking *about* changes ("how many loans were updated", "khoản vay đã bị xoá nợ") is a question;
+    the softer verbs (change, move, upgrade) count only outside a question."""
     if _INJECTION.search(question):
         return INJECTION
     text = _NEGATED_STATE.sub(" ", question)
-    return WRITE_REQUEST if _WRITE_REQUEST.search(text) else None
+    if _WRITE_REQUEST.search(text):
+        return WRITE_REQUEST
+    return WRITE_REQUEST if _WRITE_ORDER.search(text) and not is_question(text) else None
+
+
+def is_question(text: str) -> bool:
+    """Asked, not ordered: "Quy định đổi ca thế nào?" but not "Could you change order 250?"."""
+    return not _ASKS.search(text) and bool(_QUESTION.search(text))

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from engines.conversation.router import DEFAULT_EXAMPLES, DOCS
-from engines.sql.guard import request_problem
+from engines.sql.guard import is_question, request_problem
 from engines.text import normalize
 
 SQL = "sql"
@@ -75,6 +75,7 @@ class RoadSignals:
     terse: bool = False  # a short follow-up (the user's own words)
     previous: str = ""  # the road of the turn before: "sql", "docs" or "" (first turn)
     asks_change: bool = False  # asks to change data or to drop the instructions (refused on the data road)
+    asked: bool = False  # phrased as a question ("Quy trình cập nhật địa chỉ thế nào?"), not an order
 
 
 @dataclass(frozen=True)
@@ -100,12 +101,12 @@ class RoadDecision:
 
 
 def decide_road(s: RoadSignals, rule: RoadRule = RoadRule()) -> tuple[str, str]:
-    """(road, reason): the data only for a question that names the schema and reads like a data
-    question, or for a terse follow-up of a data turn that the documents do not clearly claim (twice
+    """(road, reason): the data for a request to change it (an order, or naming the schema: refused
+    there), for a question that names the schema and reads like a data question, or for a terse follow-up of a data turn that the documents do not clearly claim (twice
     the slack when it names a value of the data: "Còn Đà Nẵng?" stays; "Còn quy định nghỉ phép thì
     sao?" goes to the documents)."""
     lead = s.sql_similarity - s.docs_similarity
-    if s.asks_change:  # whatever it names: no other road may answer "done" to it
+    if s.asks_change and (s.schema_terms or not s.asked):  # an order: no other road may answer "done" to it
         return SQL, "asks to change the data (refused there, plainly)"
     if s.terse and s.previous == SQL and (lead > -rule.followup_slack
                                           or (s.values and lead > -2 * rule.followup_slack)):
@@ -198,7 +199,8 @@ class RoadRouter:
                               schema_terms=find_terms(query, self.terms), cues=find_cues(query, self.terms),
                               values=find_terms(f"{query}\n{question}", self.values),
                               terse=is_terse(question or query), previous=previous,
-                              asks_change=any(request_problem(t) for t in {query, question} if t))
+                              asks_change=any(request_problem(t) for t in {query, question} if t),
+                              asked=is_question(question or query))
         road, reason = decide_road(signals, self.rule)
         return RoadDecision(road, reason, signals)
 

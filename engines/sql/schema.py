@@ -164,6 +164,9 @@ def note_passages(notes: str) -> list[str]:
         lines: list[str] = []
         for line in block.strip().splitlines():
             if line.startswith("#"):
+                if lines:  # a rule written right above the heading belongs to the one before
+                    passages.append(_with_heading(heading, " ".join(lines)))
+                    lines = []
                 heading = line.lstrip("#").strip()
                 continue
             if re.match(r"\s*[-*] ", line) and lines:
@@ -223,17 +226,22 @@ def note_terms(notes: str) -> set[str]:
     table, a column or a value ("### `orders` — đơn hàng (một hoá đơn)", "`list_price` — giá niêm
     yết", "`completed` (hoàn tất)"): a team writes those in its users' language."""
     marked = re.findall(r"\*\*([^*\n]{2,60})\*\*|`([^`\n]{2,60})`", notes)
-    found = {normalize(p).strip().lower() for pair in marked for p in pair if p.strip()}
-    phrases = [*found, *_DESCRIBED.findall(notes), *_GLOSSED.findall(notes)]
-    for phrase in (part for text in phrases for part in re.split(r'\s*(?:/|,|\(|\)|")\s*', text)):
+    found = set()
+    for phrase in (p for pair in marked for p in pair if p.strip()):
+        parts = [x.strip() for x in re.split(r'\s*(?:/|,|\(|\)|")\s*', normalize(phrase).lower())]
+        found.update(x for x in (parts if len(parts) > 1 else [normalize(phrase).strip().lower()]) if x)
+    for phrase in (part for text in [*_DESCRIBED.findall(notes), *_GLOSSED.findall(notes)]
+                   for part in re.split(r'\s*(?:/|,|\(|\)|")\s*', text)):
         words = re.findall(r"\w+", normalize(phrase).lower())
-        if 1 <= len(words) <= 4 and not any(w.isdigit() for w in words) and (len(words) > 1 or len(words[0]) >= 5):
+        # in words, one word alone is too often an ordinary one ("thường" in "bồi thường")
+        if 2 <= len(words) <= 4 and not any(w.isdigit() for w in words):
             found.add(" ".join(words))
     return {t for t in found if t not in GENERIC_NOTE_WORDS}
 
 
 #: Marked in notes for emphasis, not as names: "**không** tính vào doanh thu", "**mọi** đơn".
 GENERIC_NOTE_WORDS = frozenset({"không", "không có", "mọi", "một trong", "hiện tại", "đọc", "thời gian", "tất cả",
+                                "ví dụ", "lưu ý", "chú ý",
                                 "not", "all", "only", "never", "none", "current", "every"})
 
 

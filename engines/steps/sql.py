@@ -60,8 +60,10 @@ class SqlStep(BaseStep):
         self._value_columns = road.schema.value_columns()
 
     def applies(self, state: TurnState) -> bool:
-        """Every turn not yet answered, and a request to change the data that the router took for
-        small talk: the direct reply would say "done" ("Đã chuyển đơn 250 thành completed")."""
+        """Every turn not yet answered, and a request to change the data (or to drop the instructions)
+        that the router took for small talk: the direct reply would say "done" ("Đã chuyển đơn 250
+        thành completed"). The road then decides: a question about how to change something stays
+        with the direct reply."""
         if state.draft is None:
             return True
         return bool(state.draft.messages) and request_problem(state.question) is not None

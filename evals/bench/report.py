@@ -148,9 +148,10 @@ def render(work: Path, machine: dict[str, Any], commands: list[str], out_dir: Pa
             first, warm = data.get("first_after_ready"), data.get("warm_again")
             if first and warm and first["total_ms"] and warm["total_ms"]:
                 ratio = first["total_ms"][0] / max(warm["total_ms"][0], 1)
+                follow = lambda ms: f"{ms[1]} ms" if len(ms) > 1 else "–"  # noqa: E731
                 lines.append(f"- {setup}: the first turn right after `/readyz` said 200 took {first['total_ms'][0]} ms "
-                             f"(its follow-up {first['total_ms'][1:] or '–'} ms); the same turns in a new session after "
-                             f"the load {warm['total_ms'][0]} ms ({warm['total_ms'][1:] or '–'}): {ratio:.1f}x a warm turn.")
+                             f"(its follow-up {follow(first['total_ms'])}); the same turns in a new session after "
+                             f"the load {warm['total_ms'][0]} ms ({follow(warm['total_ms'])}): {ratio:.1f}x a warm turn.")
         lines.append("")
     lines += goals(mtrag, stock, ingest, scale)
     notes = out_dir / "bench_notes.md"
@@ -161,7 +162,8 @@ def render(work: Path, machine: dict[str, Any], commands: list[str], out_dir: Pa
 
 
 def _share_503(level: dict[str, Any]) -> str:
-    """Turns turned away by admission, of all tried (levels measured before it was counted: –)."""
+    """Turns turned away by admission, of those answered or turned away (a turn that failed
+    otherwise is counted under errors); levels measured before 503s were counted apart: –."""
     if "rejected_503" not in level:
         return "–"
     return f"{level['rejected_503']} ({level['share_503']:.0%})"

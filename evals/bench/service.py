@@ -26,7 +26,7 @@ from evals.stats import p50_p95
 
 async def _conversation(client: httpx.AsyncClient, questions: Sequence[str]) -> dict[str, Any]:
     sid = (await client.post("/v1/sessions")).json()["id"]
-    turns, errors, rejected, answers = [], 0, 0, []
+    turns, errors, rejected, exchanged = [], 0, 0, []
     for question in questions:
         t0 = time.perf_counter()
         first = None
@@ -52,10 +52,10 @@ async def _conversation(client: httpx.AsyncClient, questions: Sequence[str]) -> 
         total = time.perf_counter() - t0
         turns.append({"total_ms": total * 1000, "first_token_ms": (first or total) * 1000})
         if answer is not None:
-            answers.append(answer)
+            exchanged.append((question, answer))
     stored = (await client.get(f"/v1/sessions/{sid}")).json()["messages"]
-    expected = [m for q, a in zip(questions, answers) for m in ({"role": "user", "content": q},
-                                                                {"role": "assistant", "content": a})]
+    # each answered turn with its own question (a turn turned away in the middle is not stored)
+    expected = [m for q, a in exchanged for m in ({"role": "user", "content": q}, {"role": "assistant", "content": a})]
     return {"turns": turns, "errors": errors, "rejected": rejected, "cross_talk": stored != expected}
 
 

@@ -31,3 +31,9 @@ def test_a_pair_scores_its_best_claim_pair_in_one_batch() -> None:
     assert scope_of([["2 vé vs 3 vé", "10 vé vs 12 vé"], ["6 vé vs 10 vé"]], [(two, other), (STAFF, MEMBERS)],
                     judge) == [0.9, 0.1]
     assert len(batches) == 1 and len(batches[0]) == 3
+
+
+def test_a_value_is_not_found_inside_a_longer_number() -> None:
+    guests = Side("Khách được 16 vé. Hội viên được 6 vé miễn phí.", "Quy chế")
+    [(a, _)] = claim_pairs(["6 vé vs 10 vé"], guests, MEMBERS)
+    assert a == "Quy chế\nHội viên được 6 vé miễn phí."

@@ -108,6 +108,14 @@ def test_ordinary_data_questions_pass_with_the_tables_they_read() -> None:
     ("Khách hàng có thể chuyển hạng thành viên không?", None),
     ("How did the fee change to 50,000 dong?", None),
     ("Add up the deposits of each branch", None),
+    ("Hủy khoản vay số 12 giúp mình", WRITE_REQUEST),
+    ("Could you mark loan 3 as repaid?", WRITE_REQUEST),
+    ("Nâng hạng khách hàng An lên VIP", WRITE_REQUEST),
+    ("Số khách hàng chuyển từ hạng bạc thành hạng vàng năm 2024?", None),
+    ("Khi nào nhân viên thử việc được chuyển thành nhân viên chính thức?", None),
+    ("Thêm cho khách hàng VIP ưu đãi gì?", None),
+    ("Change in deposits from 2023 to 2024?", None),
+    ("Add-on fees last month?", None),
 ])
 def test_requests_to_change_data_or_the_instructions_are_recognised(question: str, problem: str | None) -> None:
     assert request_problem(question) == problem

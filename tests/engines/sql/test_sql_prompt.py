@@ -83,3 +83,18 @@ def test_the_words_notes_give_tables_columns_and_values_become_router_terms() ->
 def test_a_sqlite_prompt_says_how_sqlite_keeps_dates() -> None:
     assert "no YEAR()" in sql_prompt(dialect="sqlite", schema="S", notes="", question="Q", limit=5)
     assert "no YEAR()" not in sql_prompt(dialect="postgresql", schema="S", notes="", question="Q", limit=5)
+
+
+def test_a_rule_right_above_a_heading_keeps_the_heading_it_was_written_under() -> None:
+    from engines.sql.schema import note_passages
+
+    notes = "## loans — **khoản vay**\n- **Dư nợ** = SUM(`outstanding`).\n## deposits — **tiền gửi**\nOne row per account."
+    assert note_passages(notes) == ["loans — **khoản vay**: **Dư nợ** = SUM(`outstanding`).",
+                                    "deposits — **tiền gửi**: One row per account."]
+
+
+def test_one_gloss_word_alone_is_not_a_term() -> None:
+    from engines.sql.schema import note_terms
+
+    terms = note_terms("- `tier` — `standard` (Thường), `gold` (Vàng), `vip` (khách VIP).")
+    assert "khách vip" in terms and not terms & {"thường", "vàng"}  # "bồi thường" is not about tiers

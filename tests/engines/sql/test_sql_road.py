@@ -51,6 +51,8 @@ def test_a_request_to_change_the_data_takes_the_data_road_to_be_refused_there() 
     assert decide_road(change)[0] == SQL
     # naming no table ("Xoá hết các đơn bị huỷ"): still refused there, never answered "done" elsewhere
     assert decide_road(RoadSignals(sql_similarity=0.5, docs_similarity=0.9, asks_change=True))[0] == SQL
+    # but a question about how to change something ("Quy trình cập nhật địa chỉ thế nào?") is for the documents
+    assert decide_road(RoadSignals(sql_similarity=0.5, docs_similarity=0.9, asks_change=True, asked=True))[0] == DOCS
 
 
 def test_terms_are_whole_words_in_either_unicode_form() -> None:
