@@ -187,8 +187,9 @@ def run_service(work: Path, dataset: Path, setups: dict[str, list[int]]) -> dict
                     raise SystemExit(f"service ({setup}) did not start: see {work / f'service-{setup}.log'}")
                 time.sleep(0.5)
             first = run_first_turns(base, convs[0][:2])  # right after ready: what a first user waits
+            # a second user right after, with other questions (the same ones would hit the query caches)
+            warm = run_first_turns(base, convs[1][:2])
             loaded = run_service_load(base, convs, levels)
-            warm = run_first_turns(base, convs[0][:2])  # the same turns once everything is warm
         finally:
             proc.terminate()
             proc.wait(timeout=60)
@@ -196,7 +197,7 @@ def run_service(work: Path, dataset: Path, setups: dict[str, list[int]]) -> dict
         settings = load_settings(index_dir=index, log_dir=None, **overrides)
         in_process = run_in_process(open_pipeline(settings, build_models(settings)), convs[: max(levels[:1] or [1])])
         result[setup] = {"levels": loaded, "in_process": in_process, "conversations": len(convs),
-                         "first_after_ready": first, "warm_again": warm}
+                         "first_after_ready": first, "next_user": warm}
         save(work / "service.json", result)
     return result
 

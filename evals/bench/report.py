@@ -145,13 +145,13 @@ def render(work: Path, machine: dict[str, Any], commands: list[str], out_dir: Pa
                          f"{_f(ip['first_token_ms']['p95'], 0)} | – | – | – |")
         lines.append("")
         for setup, data in service.items():
-            first, warm = data.get("first_after_ready"), data.get("warm_again")
+            first, warm = data.get("first_after_ready"), data.get("next_user")
             if first and warm and first["total_ms"] and warm["total_ms"]:
                 ratio = first["total_ms"][0] / max(warm["total_ms"][0], 1)
                 follow = lambda ms: f"{ms[1]} ms" if len(ms) > 1 else "–"  # noqa: E731
                 lines.append(f"- {setup}: the first turn right after `/readyz` said 200 took {first['total_ms'][0]} ms "
-                             f"(its follow-up {follow(first['total_ms'])}); the same turns in a new session after "
-                             f"the load {warm['total_ms'][0]} ms ({follow(warm['total_ms'])}): {ratio:.1f}x a warm turn.")
+                             f"(its follow-up {follow(first['total_ms'])}); the next user's first turn "
+                             f"{warm['total_ms'][0]} ms (follow-up {follow(warm['total_ms'])}): {ratio:.1f}x a warm turn.")
         lines.append("")
     lines += goals(mtrag, stock, ingest, scale)
     notes = out_dir / "bench_notes.md"

@@ -3,8 +3,8 @@
 Per concurrency level: throughput, per-turn latency p50/p95 (time to the ``done`` event; time to
 the first ``token`` too), the share of turns turned away with 503 (admission), other errors, and
 cross-talk (each session's stored history must be exactly its own questions and answers). Before
-the load, the first conversation's first turns right after ``/readyz`` said 200; after it, the
-same turns again in a new session: what a first user waits against a warm turn. The same turns through the in-process session path (what the
+the load, the first conversation's first two turns right after ``/readyz`` said 200, then another
+conversation's: what a first user waits against a warm turn. The same turns through the in-process session path (what the
 REPL does) stand beside it, so the service's own cost is the difference.
 """
 

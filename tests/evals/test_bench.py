@@ -126,7 +126,7 @@ def test_the_report_shows_503s_and_the_first_turn_against_a_warm_one(tmp_path) -
     service = {"local": {"levels": [old, level], "conversations": 9,
                          "in_process": {"turns": 5, "total_ms": pct, "first_token_ms": pct},
                          "first_after_ready": {"total_ms": [3000, 2500], "errors": 0},
-                         "warm_again": {"total_ms": [1500, 2400], "errors": 0}}}
+                         "next_user": {"total_ms": [1500, 2400], "errors": 0}}}
     (tmp_path / "service.json").write_text(json.dumps(service))
     text, _ = render(tmp_path, {"cpus": 2, "platform": "linux", "python": "3.11", "packages": {}}, [], tmp_path)
     assert "| local | 50 | 240 | 1.5 | 900 / 2000 | 900 / 2000 | 10 (4%) | 0 | 0 |" in text
