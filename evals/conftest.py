@@ -107,6 +107,30 @@ def heldout3_pools(tmp_path_factory, eval_settings, eval_models):
     return collect(result.rows["reference"], recorder), reader
 
 
+#: The database road's floor replays the first conversations of its frozen test split (sized for CI;
+#: the whole split is measured by ``python -m evals.sql``, docs/sql.md).
+SQL_SET = HELDOUT.parent / "sql"
+SQL_FLOOR_CONVERSATIONS = 25
+
+
+@pytest.fixture(scope="session")
+def sql_test_runs(tmp_path_factory, eval_models):
+    """The SQL set's test conversations replayed live, with the database road and without it (the
+    ``sql`` step taken out), on the session's models: {"on": summary, "off": summary}."""
+    from app.config import Settings
+    from evals.sql import evaluate
+
+    steps = [s for s in Settings.model_fields["steps"].default_factory() if s != "sql"]
+    out = {}
+    for name, extra in (("on", {}), ("off", {"steps": steps})):
+        _, summary = evaluate(SQL_SET / "test" / "questions.jsonl", SQL_SET, tmp_path_factory.mktemp(f"sql-{name}"),
+                              limit=SQL_FLOOR_CONVERSATIONS, models=eval_models, answer_mode="extract",
+                              answer_check="off", **extra)
+        out[name] = summary
+    MEASURED["sql"] = out
+    return out
+
+
 #: What the floors measured, for the terminal summary (test with dev beside).
 MEASURED: dict[str, object] = {}
 
@@ -150,6 +174,12 @@ def pytest_terminal_summary(terminalreporter) -> None:
     if "graded" in MEASURED:
         refusal = MEASURED["graded"].summary["condense"]["refusal"]
         lines.append(f"graded check, test: refusal {refusal['refusal_rate']:.2f} / false {refusal['false_refusal_rate']:.2f}")
+    if "sql" in MEASURED:
+        for name, summary in MEASURED["sql"].items():
+            e, w = summary["execution"], summary["write_requests_refused"]
+            lines.append(f"database road {name}, SQL test (first {SQL_FLOOR_CONVERSATIONS} conversations): execution "
+                         f"{e['right']}/{e['n']}, write requests refused {w['right']}/{w['n']}, "
+                         f"road {summary['road']['right']}/{summary['road']['n']}")
     terminalreporter.write_sep("-", "bundled eval set, floors on test (dev beside)")
     for line in lines:
         terminalreporter.write_line(line)

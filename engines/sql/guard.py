@@ -122,8 +122,8 @@ def _limited(tree: exp.Query, limit: int) -> exp.Query:
 _PLEASE = r"(?:\s+(?:giúp|cho|hộ|dùm|giùm)(?:\s+(?:mình|tôi|em|anh|chị|tớ))?)?"
 #: Verbs that change stored data whatever the sentence around them.
 _WRITE_REQUEST = re.compile(
-    r"(?iu)\b(?:delete|drop|truncate|insert|update|alter|grant|revoke|create\s+table|"
-    r"xoá|xóa|thêm\s+(?:mới\s+)?(?:một|1|các|mấy)?\s*(?:dòng|bản\s+ghi)|"
+    r"(?iu)\b(?:delete|drop|truncate|insert|update|alter|grant|revoke|create\s+(?:a\s+)?(?:new\s+)?(?:table|view|index)|"
+    r"tạo" + _PLEASE + r"\s+(?:một\s+)?(?:bảng|view|chỉ\s+mục)|xoá|xóa|thêm\s+(?:mới\s+)?(?:một|1|các|mấy)?\s*(?:dòng|bản\s+ghi)|"
     r"cập\s+nhật|sửa|chỉnh\s+sửa|đổi" + _PLEASE + r"\s+(?:tên|giá\s+trị|trạng\s+thái)|"
     r"ghi\s+đè|huỷ\s+bảng|hủy\s+bảng)\b")
 #: Requests that read as an order only when the sentence is not a question: "đổi nó thành completed",

@@ -109,6 +109,8 @@ def test_ordinary_data_questions_pass_with_the_tables_they_read() -> None:
     ("How did the fee change to 50,000 dong?", None),
     ("Add up the deposits of each branch", None),
     ("Hủy khoản vay số 12 giúp mình", WRITE_REQUEST),
+    ("Tạo giúp mình một bảng mới để lưu lịch hẹn", WRITE_REQUEST),
+    ("Create a new table for the campaigns", WRITE_REQUEST),
     ("Could you mark loan 3 as repaid?", WRITE_REQUEST),
     ("Nâng hạng khách hàng An lên VIP", WRITE_REQUEST),
     ("Số khách hàng chuyển từ hạng bạc thành hạng vàng năm 2024?", None),
