@@ -123,15 +123,16 @@ _PLEASE = r"(?:\s+(?:giúp|cho|hộ|dùm|giùm)(?:\s+(?:mình|tôi|em|anh|chị|
 #: Verbs that change stored data whatever the sentence around them.
 _WRITE_REQUEST = re.compile(
     r"(?iu)\b(?:delete|drop|truncate|insert|update|alter|grant|revoke|create\s+(?:a\s+)?(?:new\s+)?(?:table|view|index)|"
-    r"tạo" + _PLEASE + r"\s+(?:một\s+)?(?:bảng|view|chỉ\s+mục)|xoá|xóa|thêm\s+(?:mới\s+)?(?:một|1|các|mấy)?\s*(?:dòng|bản\s+ghi)|"
+    r"tạo" + _PLEASE + r"\s+(?:một\s+)?(?:bảng|view|chỉ\s+mục)|(?:xoá|xóa)(?!\s+nợ)|thêm\s+(?:mới\s+)?(?:một|1|các|mấy)?\s*(?:dòng|bản\s+ghi)|"
     r"cập\s+nhật|sửa|chỉnh\s+sửa|đổi" + _PLEASE + r"\s+(?:tên|giá\s+trị|trạng\s+thái)|"
     r"ghi\s+đè|huỷ\s+bảng|hủy\s+bảng)\b")
-#: Requests that read as an order only when the sentence is not a question: "đổi nó thành completed",
+#: Requests that read as an order only when the sentence is not a question ("xoá nợ", a debt
+#: write-off, is also a banking term people ask about): "đổi nó thành completed",
 #: "chuyển đơn 250 sang trạng thái huỷ", "huỷ đơn 250 giúp mình", "nâng hạng khách An lên VIP",
 #: "Please change ...", "Could you mark order 7 as shipped"; but "Khi nào nhân viên thử việc được
 #: chuyển thành chính thức?" and "Change in revenue from 2023 to 2024?" are questions.
 _WRITE_ORDER = re.compile(
-    r"(?imu)\b(?:thêm" + _PLEASE + r"\s+(?:mới\s+)?(?:một|1|các|mấy)?\s*(?:khách|khoản|nhân\s+viên|chi\s+nhánh|"
+    r"(?imu)\b(?:(?:xoá|xóa)\s+nợ|thêm" + _PLEASE + r"\s+(?:mới\s+)?(?:một|1|các|mấy)?\s*(?:khách|khoản|nhân\s+viên|chi\s+nhánh|"
     r"sản\s+phẩm|nhà\s+cung\s+cấp|đơn)|"
     r"(?:đổi|chuyển)(?!\s+(?:trả|đổi))(?:\s+\w+){0,5}?\s+(?:thành(?!\s+(?:công|viên|phố))|sang\s+trạng\s+thái)|"
     r"(?:huỷ|hủy)" + _PLEASE + r"\s+(?:đơn|khoản|hợp\s+đồng)|(?:nâng|hạ|tăng|giảm)\s+(?:hạng|lương|giá)|"

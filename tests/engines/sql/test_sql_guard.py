@@ -110,6 +110,8 @@ def test_ordinary_data_questions_pass_with_the_tables_they_read() -> None:
     ("Add up the deposits of each branch", None),
     ("Hủy khoản vay số 12 giúp mình", WRITE_REQUEST),
     ("Tạo giúp mình một bảng mới để lưu lịch hẹn", WRITE_REQUEST),
+    ("Xóa nợ cho khách hàng cần điều kiện gì?", None),
+    ("Xoá nợ khoản vay số 9 đi", WRITE_REQUEST),
     ("Create a new table for the campaigns", WRITE_REQUEST),
     ("Could you mark loan 3 as repaid?", WRITE_REQUEST),
     ("Nâng hạng khách hàng An lên VIP", WRITE_REQUEST),
