@@ -123,11 +123,11 @@ def test_the_report_shows_503s_and_the_first_turn_against_a_warm_one(tmp_path) -
              "errors": 0, "cross_talk": 0, "rejected_503": 10, "share_503": 0.04}
     old = {**level, "sessions": 2}
     del old["rejected_503"], old["share_503"]  # measured before 503s were counted apart
-    service = {"local": {"levels": [old, level], "conversations": 9,
+    measured = {"local": {"levels": [old, level], "conversations": 9,
                          "in_process": {"turns": 5, "total_ms": pct, "first_token_ms": pct},
                          "first_after_ready": {"total_ms": [3000, 2500], "errors": 0},
                          "next_user": {"total_ms": [1500, 2400], "errors": 0}}}
-    (tmp_path / "service.json").write_text(json.dumps(service))
+    (tmp_path / "service.json").write_text(json.dumps(measured))
     text, _ = render(tmp_path, {"cpus": 2, "platform": "linux", "python": "3.11", "packages": {}}, [], tmp_path)
     assert "| local | 50 | 240 | 1.5 | 900 / 2000 | 900 / 2000 | 10 (4%) | 0 | 0 |" in text
     assert "| local | 2 | 240 | 1.5 | 900 / 2000 | 900 / 2000 | – | 0 | 0 |" in text
