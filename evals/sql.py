@@ -39,6 +39,7 @@ from app.cli import add_common_flags, run_cli
 from app.compose import build_models, build_pipeline, ingest_path, open_index
 from app.console import ProgressBars
 from app.logging_setup import configure_logging
+from app.serve import warm
 from engines.chat import ConversationalRAGEngine
 from engines.errors import DocumentError
 from engines.io import read_jsonl
@@ -413,8 +414,7 @@ def evaluate(questions: Path, set_folder: Path, work: Path, *, stock: bool = Fal
     ingest_path(settings, set_folder / "docs", embed_model=models.embed_model,
                 companion_embed_model=models.companion_embed_model)
     pipeline = build_pipeline(settings, models, open_index(settings))
-    if pipeline.has_step("sql"):  # as the service does before it says ready (app.serve.warm)
-        pipeline.step("sql").road.warm()
+    warm(pipeline)  # as the service does before it says ready
     writer = stock_writer(database, models.llm, models.embed_model) if stock else None
     outcomes = replay(pipeline, rows, database, stock=writer, on_progress=progress)
     return outcomes, summarize(outcomes)

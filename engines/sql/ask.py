@@ -102,9 +102,7 @@ class SqlRoad:
         """Have the LLM read the schema prompt once (its answer is not run), so llama.cpp's prompt
         cache holds it before the first data question: cold, that prompt costs about a minute of
         the packaged model's time on two cores. False when the LLM did not answer."""
-        tables = self.schema.allowed(None)
-        prompt = sql_prompt(dialect=self.schema.dialect, schema=self.schema.describe(tables), notes=self.schema.notes,
-                            question="How many rows are there?", limit=self.row_limit, recap=self.schema.recap(tables))
+        prompt = self._prompt("How many rows are there?", self.schema.allowed(None))
         try:
             self.llm.chat([ChatMessage(role=MessageRole.USER, content=prompt)])
         except Exception as exc:  # noqa: BLE001 - readiness reports the LLM itself; the warm-up is best effort
@@ -112,14 +110,17 @@ class SqlRoad:
             return False
         return True
 
+    def _prompt(self, question: str, tables: tuple[str, ...], earlier: str = "") -> str:
+        """The first request: the same long part for every question, then what is particular to it."""
+        return sql_prompt(dialect=self.schema.dialect, schema=self.schema.describe(tables), notes=self.schema.notes,
+                          question=question, limit=self.row_limit, earlier=earlier, recap=self.schema.recap(tables),
+                          rules=notes_for(f"{earlier} {question}" if earlier else question, self.schema.notes))
+
     def _write_and_run(self, question: str, language: str, tables: tuple[str, ...], earlier: str) -> SqlOutcome:
         attempts: list[Attempt] = []
         timings = {"sql_write": 0.0, "sql_run": 0.0}
         failed: Attempt | None = None
-        chat = [ChatMessage(role=MessageRole.USER, content=sql_prompt(
-            dialect=self.schema.dialect, schema=self.schema.describe(tables), notes=self.schema.notes,
-            question=question, limit=self.row_limit, earlier=earlier, recap=self.schema.recap(tables),
-            rules=notes_for(f"{earlier} {question}" if earlier else question, self.schema.notes)))]
+        chat = [ChatMessage(role=MessageRole.USER, content=self._prompt(question, tables, earlier))]
         for _ in range(1 + self.retries):
             if failed is not None:  # a second try is a chat turn: its own statement above, the error below
                 statement = failed.ran or failed.written

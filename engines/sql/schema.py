@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -187,13 +188,23 @@ def notes_for(question: str, notes: str, *, most: int = NOTES_FOR_QUESTION) -> l
     is followed."""
     asked = f" {_plain(question)} "
     scored = []
-    for order, passage in enumerate(note_passages(notes)):
+    for order, passage in enumerate(_passages(notes)):
         keys = {_plain(k) for k in _keys(passage)}
         hit = max((len(k) for k in keys if len(k) >= 3 and f" {k} " in asked), default=0)
         if hit:
             scored.append((-hit, order, passage))
     chosen = sorted(scored)[:most]
     return [p if len(p) <= NOTE_CHARS else p[: NOTE_CHARS - 3] + "..." for _, _, p in sorted(chosen, key=lambda x: x[1])]
+
+
+@lru_cache(maxsize=8)
+def _passages(notes: str) -> tuple[str, ...]:
+    """:func:`note_passages`, cut once per notes text (a pipeline's notes never change; every data turn reads them)."""
+    return tuple(note_passages(notes))
+
+
+#: Where notes list alternatives: "a / b", "a, b", "a (b)", quoted "a".
+_ALTERNATIVES = re.compile(r'\s*(?:/|,|\(|\)|")\s*')
 
 
 #: Characters at a passage's start where a marked phrase is the term it defines.
@@ -214,7 +225,7 @@ def _marked(passage: str) -> set[str]:
     """A passage's marked phrases, split where the notes list alternatives ("a / b", "a", "b")."""
     found = re.findall(r'\*\*([^*\n]{2,80})\*\*|`([^`\n]{2,60})`|"([^"\n]{2,40})"', passage)
     return {part for group in found for phrase in group if phrase
-            for part in re.split(r'\s*(?:/|,|\(|\)|")\s*', phrase) if part.strip()}
+            for part in _ALTERNATIVES.split(phrase) if part.strip()}
 
 
 def _plain(text: str) -> str:
@@ -228,10 +239,10 @@ def note_terms(notes: str) -> set[str]:
     marked = re.findall(r"\*\*([^*\n]{2,60})\*\*|`([^`\n]{2,60})`", notes)
     found = set()
     for phrase in (p for pair in marked for p in pair if p.strip()):
-        parts = [x.strip() for x in re.split(r'\s*(?:/|,|\(|\)|")\s*', normalize(phrase).lower())]
+        parts = [x.strip() for x in _ALTERNATIVES.split(normalize(phrase).lower())]
         found.update(x for x in (parts if len(parts) > 1 else [normalize(phrase).strip().lower()]) if x)
     for phrase in (part for text in [*_DESCRIBED.findall(notes), *_GLOSSED.findall(notes)]
-                   for part in re.split(r'\s*(?:/|,|\(|\)|")\s*', text)):
+                   for part in _ALTERNATIVES.split(text)):
         words = re.findall(r"\w+", normalize(phrase).lower())
         # in words, one word alone is too often an ordinary one ("thường" in "bồi thường")
         if 2 <= len(words) <= 4 and not any(w.isdigit() for w in words):
