@@ -19,6 +19,7 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from sqlalchemy.engine import Engine
 
 from engines.sql import answer
+from engines.sql.conditions import Condition, conditions_in, with_conditions
 from engines.sql.database import DEFAULT_TIMEOUT_S, Rows, StatementFailed, fetch
 from engines.sql.guard import DEFAULT_ROW_LIMIT, INJECTION, UnsafeStatement, check_statement, request_problem
 from engines.sql.prompt import parse_sql, retry_message, sql_prompt
@@ -42,6 +43,7 @@ class Attempt:
     ran: str = ""
     error: str = ""
     stage: str = ""  # "llm" (no reply), "parse" (no statement in it), "guard" or "database"; "" when it ran
+    conditions: tuple[str, ...] = ()  # what the notes required and the statement lacked, added before it ran
 
 
 @dataclass(frozen=True)
@@ -76,8 +78,9 @@ class SqlRoad:
     no per-turn state (the engine pools connections)."""
 
     def __init__(self, engine: Engine, schema: Schema, llm: Any, *, row_limit: int = DEFAULT_ROW_LIMIT,
-                 timeout_s: float = DEFAULT_TIMEOUT_S, retries: int = 1) -> None:
+                 timeout_s: float = DEFAULT_TIMEOUT_S, retries: int = 1, note_conditions: bool = True) -> None:
         self.engine = engine
+        self.note_conditions = note_conditions
         self.schema = schema
         self.llm = llm
         self.row_limit = row_limit
@@ -116,8 +119,17 @@ class SqlRoad:
                           question=question, limit=self.row_limit, earlier=earlier, recap=self.schema.recap(tables),
                           rules=notes_for(f"{earlier} {question}" if earlier else question, self.schema.notes))
 
+    def _conditions(self, question: str, tables: tuple[str, ...]) -> list[Condition]:
+        """The conditions the notes attach to the terms the standalone question uses (not the earlier one's:
+        "bao nhiêu đơn?" after a revenue question counts every order)."""
+        if not self.note_conditions:
+            return []
+        defined = notes_for(question, self.schema.notes, defined_only=True)
+        return conditions_in(defined, self.schema.columns(tables), {t: self.schema.tables[t].values for t in tables})
+
     def _write_and_run(self, question: str, language: str, tables: tuple[str, ...], earlier: str) -> SqlOutcome:
         attempts: list[Attempt] = []
+        required = self._conditions(question, tables)
         timings = {"sql_write": 0.0, "sql_run": 0.0}
         failed: Attempt | None = None
         chat = [ChatMessage(role=MessageRole.USER, content=self._prompt(question, tables, earlier))]
@@ -143,10 +155,12 @@ class SqlRoad:
                                       llm_calls=len(attempts) + 1, timings_ms=_rounded(timings))
                 attempts.append(Attempt(error="no statement in the reply", stage="parse"))
                 break
+            completed, added = with_conditions(written, required, self.schema.dialect)
+            notes_added = tuple(c.sql(c.table) for c in added)
             try:
-                checked = check_statement(written, dialect=self.schema.dialect, allowed=tables, limit=self.row_limit)
+                checked = check_statement(completed, dialect=self.schema.dialect, allowed=tables, limit=self.row_limit)
             except UnsafeStatement as exc:
-                attempts.append(Attempt(written=written, error=str(exc), stage="guard"))
+                attempts.append(Attempt(written=written, error=str(exc), stage="guard", conditions=notes_added))
                 logger.warning("SQL refused before running (%s): %r", exc, written)
                 if not exc.retryable:
                     return self._refused(language, SQL_UNSAFE, attempts, timings)
@@ -157,12 +171,13 @@ class SqlRoad:
                 rows: Rows = fetch(self.engine, checked.sql, max_rows=self.row_limit, timeout_s=self.timeout_s)
             except StatementFailed as exc:
                 timings["sql_run"] += _ms(t0)
-                attempts.append(Attempt(written=written, ran=checked.sql, error=str(exc), stage="database"))
+                attempts.append(Attempt(written=written, ran=checked.sql, error=str(exc), stage="database",
+                                        conditions=notes_added))
                 logger.info("SQL failed (%s): %s", exc, checked.sql)
                 failed = attempts[-1]
                 continue
             timings["sql_run"] += _ms(t0)
-            attempts.append(Attempt(written=written, ran=checked.sql))
+            attempts.append(Attempt(written=written, ran=checked.sql, conditions=notes_added))
             truncated = rows.truncated or (checked.capped and len(rows.rows) >= checked.limit)
             text = answer.compose(rows.columns, rows.rows, language, truncated=truncated)
             return SqlOutcome(ANSWERED, text, None, tuple(attempts), rows.columns, rows.rows, truncated,

@@ -103,6 +103,10 @@ class Schema:
                         out.setdefault(text, set()).add(f"{name}.{column}")
         return {value: frozenset(columns) for value, columns in out.items()}
 
+    def columns(self, tables: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """Each of ``tables`` and its columns."""
+        return {t: self.tables[t].columns for t in tables}
+
     def joins(self, tables: Sequence[str]) -> list[str]:
         """The foreign keys between ``tables`` as join conditions."""
         return [j for t in tables for j in self.tables[t].joins if j.split(" = ")[1].split(".")[0] in tables]
@@ -179,17 +183,17 @@ def note_passages(notes: str) -> list[str]:
     return passages
 
 
-def notes_for(question: str, notes: str, *, most: int = NOTES_FOR_QUESTION) -> list[str]:
+def notes_for(question: str, notes: str, *, most: int = NOTES_FOR_QUESTION, defined_only: bool = False) -> list[str]:
     """The notes passages whose keys the question uses, longest match first: the phrases marked at
     its start (the term it defines) and the `code` values anywhere in it. A bold word in the middle
     is emphasis: matching "**chi nhánh**" there put a rule about Hà Nội beside a question about every
     branch, and the writer added WHERE city = 'Hà Nội'. A 1.5B writer read "revenue counts completed orders only" three
     thousand tokens above the question and summed every order; the same line beside the question
-    is followed."""
+    is followed. ``defined_only``: only the passages whose defined term (marked at their start) the question uses."""
     asked = f" {_plain(question)} "
     scored = []
     for order, passage in enumerate(_passages(notes)):
-        keys = {_plain(k) for k in _keys(passage)}
+        keys = {_plain(k) for k in (_marked(passage[:DEFINED_WITHIN]) if defined_only else _keys(passage))}
         hit = max((len(k) for k in keys if len(k) >= 3 and f" {k} " in asked), default=0)
         if hit:
             scored.append((-hit, order, passage))
