@@ -64,6 +64,34 @@ _LEAD_IN = re.compile(r"(?iu)(?<!\w)(?:thông\s+báo|quyết\s+định|như\s+sa
                       r"announces?|decides?)\s*[:：]\s*$")
 #: At most this many words in a line typed in capitals that is a frame (an authority, "QUYẾT ĐỊNH:"), not a rule.
 _MAX_FRAME_CAPITALS_WORDS = 10
+#: Words that name a unit of an organisation: a line that is only such a unit and its organisation is the issuer.
+_UNIT = (r"(?:phòng|ban|khối|trung\s+tâm|văn\s+phòng|bộ\s+phận|sở|department|office|division|cent(?:re|er)|unit"
+         r"|team|board)")
+#: Lines that name who issued a document or under which act, and state no rule: the issuer ("Phòng Vé – Công ty CP
+#: Vận tải Phương Lâm.", "Customer Care Department – Bach Thao Pharmacy."), "Ban hành kèm theo Quyết định số …",
+#: "Thông báo số 02/TB-X ngày …". Scored with the title, such a line matches any question that names the
+#: organisation, and was quoted in place of the rule.
+_ISSUER_LINE = re.compile(
+    rf"(?iu)^\W*(?:{_UNIT}\b[^\d.;:!?]{{0,60}}|[^\d.;:!?]{{0,40}}\b{_UNIT})\s*[–—,-]\s*(?-i:[A-ZĐÀ-Ỹ])[^\d.;:!?]{{1,70}}"
+    r"(?:,\s*(?:ngày\s+)?[\d/]+(?:\s+[^\W\d_]+\s+\d{4})?)?\.?\W*$"
+)
+#: A line that says under which act the document was issued: "Ban hành kèm theo Quyết định số …", "Thông báo số
+#: 02/TB-X ngày …", "Issued with Decision No. …"; one that also says from when it applies or what it replaces
+#: (``_ACT_EFFECT``) answers "since when?" and stays a clause.
+_ACT_EFFECT = re.compile(r"(?iu)\b(?:hiệu\s+lực|áp\s+dụng|thay\s+thế|sửa\s+đổi|bổ\s+sung|bãi\s+bỏ|effective|appl(?:y|ies)"
+                         r"|replac|amend|repeal|from)\b")
+_ACT_LINE = re.compile(
+    r"(?iu)^\W*(?:được\s+)?ban\s+hành\s+kèm\s+theo\b|^\W*issued\s+(?:together\s+)?with\s+(?:decision|decree)\b"
+    r"|^\W*(?:thông\s+báo|quyết\s+định|công\s+văn|notice|decision)\s+(?:số|no\.?)\s*:?\s*\S*\d+/\S*\s+(?:ngày|dated|of)\b"
+)
+#: Most words an issuer line has.
+_MAX_ISSUER_WORDS = 16
+
+
+def is_issuer_line(line: str) -> bool:
+    """A line naming who issued the document (short, ``_ISSUER_LINE``) or under which act (``_ACT_LINE``): not a rule."""
+    line = line.strip()
+    return (bool(_ACT_LINE.match(line)) and not _ACT_EFFECT.search(line)) or (len(line.split()) <= _MAX_ISSUER_WORDS and bool(_ISSUER_LINE.match(line)))
 
 
 def bold_title(line: str) -> str:
@@ -116,6 +144,10 @@ DEFAULT_LEAD_INS = True
 #: Whether the product sets :attr:`ExtractConfig.cross_language_boost` to the embedder's calibrated gap
 #: (the setting ``clause_cross_language``): off, the test splits turned it down (docs/answers.md).
 DEFAULT_CLAUSE_CROSS_LANGUAGE = False
+#: The product's default for :attr:`ExtractConfig.skip_issuers` (and the setting ``clause_skip_issuers``).
+DEFAULT_SKIP_ISSUERS = True
+#: The product's default for :attr:`ExtractConfig.number_weight` (and the setting ``clause_number_weight``).
+DEFAULT_NUMBER_WEIGHT = 0.05
 #: The product's default for :attr:`ExtractConfig.count_weight` (and the setting ``clause_count_weight``).
 DEFAULT_COUNT_WEIGHT = 0.02
 
@@ -171,6 +203,11 @@ class ExtractConfig:
     #: Dev (heldout3, held-out, bundled) at e5-small's 0.04: 23 / 54 / 23 -> 24 / 54 / 23, none lost; the
     #: test splits: one answer fewer and one more stale-only answer over the four.
     cross_language_boost: float = 0.0
+    #: Added to a clause whose own number, or its section's, is the one the question names ("Điều 4.2 quy định
+    #: gì?", "What does clause 3.1 say?"): clause numbers match exactly, as codes do in retrieval. 0 = off.
+    number_weight: float = DEFAULT_NUMBER_WEIGHT
+    #: Lines naming the document's issuer or act are never quoted (``is_issuer_line``).
+    skip_issuers: bool = DEFAULT_SKIP_ISSUERS
 
 
 class ClauseVectorCache:
@@ -201,12 +238,13 @@ class ClauseVectorCache:
         return np.stack([found[t] for t in texts]) if texts else np.zeros((0, 0))
 
 
-def split_clauses(passages: Sequence[str], bold_headings: bool = False, lead_ins: bool = False) -> list[Clause]:
+def split_clauses(passages: Sequence[str], bold_headings: bool = False, lead_ins: bool = False,
+                  skip_issuers: bool = False) -> list[Clause]:
     """Sentences of each passage, skipping headings (kept as context), fragments, table rules and repeats
     (overlapping chunks of one document hold the same sentence twice). ``bold_headings``: a bold
     section title ("**Điều 4. Thời hạn bảo hành**") is the heading of the clauses below it, as a Markdown one is.
     ``lead_ins``: the items of a list keep the line or sentence that introduced it (``Clause.lead``), a table's
-    rows included."""
+    rows included. ``skip_issuers``: lines naming the document's issuer or act (``is_issuer_line``) are no clause."""
     clauses: list[Clause] = []
     seen: set[str] = set()
     for index, passage in enumerate(passages):
@@ -233,7 +271,7 @@ def split_clauses(passages: Sequence[str], bold_headings: bool = False, lead_ins
                 sentence = ((number if i == 0 else "") + sentence).strip()
                 key = " ".join(sentence[len(number) if i == 0 else 0:].lower().split())
                 if ((len(sentence) >= _MIN_CLAUSE_CHARS or _LABELLED_VALUE.match(sentence)) and key not in seen
-                        and not is_frame_line(sentence)):
+                        and not is_frame_line(sentence) and not (skip_issuers and is_issuer_line(sentence))):
                     seen.add(key)
                     clauses.append(Clause(sentence, index, position, heading, lead if lead_ins else ""))
                     position += 1
@@ -361,12 +399,23 @@ def _title(titles: Sequence[str], clause: Clause) -> str:
     return titles[clause.passage] if clause.passage < len(titles) else ""
 
 
+def lead_with_best(chosen: Sequence[tuple[Clause, float]]) -> list[tuple[Clause, float]]:
+    """The best-scoring clause first (the earliest on a tie), the others after it in the order given: a
+    reader looks for the answer in the first line, and in reading order it often stood below an
+    unrelated clause of an earlier passage."""
+    if len(chosen) < 2:
+        return list(chosen)
+    best = max(range(len(chosen)), key=lambda i: (chosen[i][1], -i))
+    return [chosen[best], *(item for i, item in enumerate(chosen) if i != best)]
+
+
 def compose_answer(chosen: Sequence[tuple[Clause, float]], titles: Sequence[str], language: str) -> str:
-    """A short quoted answer: one bullet per clause, naming the document it comes from."""
+    """A short quoted answer: one bullet per clause, naming the document it comes from, the clause that
+    answers best first (``lead_with_best``)."""
     if not chosen:
         return ""
     lines = [INTROS.get(language, INTROS["en"])]
-    for clause, _ in chosen:
+    for clause, _ in lead_with_best(chosen):
         title = _title(titles, clause)
         lines.append(f"- {_with_heading(clause)}" + (f" ({title})" if title else ""))
     return "\n".join(lines)
@@ -378,6 +427,24 @@ def _with_heading(clause: Clause) -> str:
     if clause.heading and len(clause.text) < 2 * _MIN_CLAUSE_CHARS and _LABELLED_VALUE.match(clause.text):
         return f"{clause.heading} — {clause.text}"
     return clause.text
+
+
+#: A clause or section the question names by number: "Điều 4.2", "khoản 3.1", "clause 2.3", "Section 5".
+_NAMED_NUMBER = re.compile(r"(?iu)(?<!\w)(?:điều|khoản|mục|điểm|phần|chương|article|section|clause|item|§)\s*(\d+(?:\.\d+)*)(?![\d.]\d)")
+
+
+def named_numbers(question: str) -> frozenset[str]:
+    """The clause and section numbers ``question`` names ("Điều 4.2 ..." -> {"4.2"})."""
+    return frozenset(m.group(1) for m in _NAMED_NUMBER.finditer(normalize(question)))
+
+
+def clause_numbers(clause: Clause) -> tuple[str, ...]:
+    """The clause's own number ("4.2. Quy đổi ..." -> "4.2") and its section heading's ("Điều 4. Điểm thưởng" -> "4")."""
+    own = _CLAUSE_NUMBER.match(clause.text)
+    section = re.match(r"(?iu)^(?:(?:điều|chương|mục|phần|khoản|article|section|chapter|part)\s+)?(\d+(?:\.\d+)*)",
+                       clause.heading.strip())
+    found = [own.group(0).strip().strip(".)(") if own else "", section.group(1) if section else ""]
+    return tuple(n for n in found if n and n[0].isdigit())
 
 
 def slot_scores(question: str, clauses: Sequence[Clause], weight: float) -> list[float]:
@@ -394,7 +461,7 @@ def rank_clauses(query: str, passages: Sequence[str], titles: Sequence[str],
     """Every clause of ``passages`` with its score: meaning of ``query`` (one batched ``similarity`` call),
     and, read from ``words`` when given (the user's own message when the condenser failed) else from
     ``query``: its words (BM25 over the clauses), the asked-for kind of fact, numbers and counted thing."""
-    clauses = split_clauses(passages, config.bold_headings, config.lead_ins)
+    clauses = split_clauses(passages, config.bold_headings, config.lead_ins, config.skip_issuers)
     if not clauses:
         return [], []
     other = other_language(query, passages) if config.cross_language_boost else [False] * len(passages)
@@ -409,7 +476,10 @@ def rank_clauses(query: str, passages: Sequence[str], titles: Sequence[str],
     noun = counted_noun(words or query) if config.count_weight else None
     counts = [config.count_weight if noun and states_count_of(c.text, noun) else 0.0 for c in clauses]
     crossed = [config.cross_language_boost if other[c.passage] else 0.0 for c in clauses]
-    return clauses, [s + b + p + r + k + x for s, b, p, r, k, x in zip(scores, slots, prior, in_range, counts, crossed)]
+    named = named_numbers(words or query) if config.number_weight else frozenset()
+    numbered = [config.number_weight if named and named.intersection(clause_numbers(c)) else 0.0 for c in clauses]
+    return clauses, [s + b + p + r + k + x + n
+                     for s, b, p, r, k, x, n in zip(scores, slots, prior, in_range, counts, crossed, numbered)]
 
 
 def extract_answer(query: str, passages: Sequence[str], titles: Sequence[str], language: str,

@@ -326,3 +326,56 @@ def test_an_english_question_weighs_vietnamese_clauses_by_the_embedders_cross_la
     assert off[1] > off[0] and on[0] > on[1]
     assert other_language(question, passages) == [True, False]
     assert other_language("Khoa Khám bệnh làm việc ngày nào?", passages) == [False, True]
+
+
+@pytest.mark.parametrize("line", [
+    "Phòng Điều phối – Công ty CP Thủy sản Biển Ngọc.",
+    "Member Services Office – Ngoc Bien Seafood.",
+    "Logistics Division, Ngoc Bien Seafood, 3 March 2025.",
+    "*Ban hành kèm theo Quyết định số 08/2024/QĐ-BN ngày 02/05/2024 của Tổng Giám đốc Công ty CP Thủy sản Biển Ngọc.*",
+    "Thông báo số 11/TB-BN ngày 10/10/2024 của Phòng Kinh doanh.",
+])
+def test_a_line_naming_the_issuer_or_the_act_is_never_quoted(line):
+    """Scored with its title, such a line matches every question that names the organisation, and was quoted in
+    place of the rule."""
+    rule = "Hàng đông lạnh được giao trong 24 giờ kể từ khi xác nhận đơn."
+    assert [c.text for c in ex.split_clauses([f"{line}\n{rule}"], skip_issuers=True)] == [rule]
+    assert len(ex.split_clauses([f"{line}\n{rule}"], skip_issuers=False)) == 2  # off: kept as before
+
+
+@pytest.mark.parametrize("line", [
+    "Mọi thắc mắc xin liên hệ Phòng Kinh doanh – Kế toán.",  # tells the reader whom to ask
+    "Hạng Phổ Thông – không được hoàn vé.",  # a rule written with a dash
+    "Phòng Giao nhận – tiếp nhận khiếu nại trong 3 ngày làm việc.",
+    "Ban hành kèm theo Quyết định số 08/2024/QĐ-BN, áp dụng từ ngày 01/06/2024.",  # says since when
+    "Department heads approve leave, and HR records it.",
+    "Quyết định này thay thế Quyết định số 02/2023/QĐ-BN ngày 05/01/2023.",
+])
+def test_a_rule_or_an_effective_date_beside_the_issuer_stays_a_clause(line):
+    assert not ex.is_issuer_line(line)
+
+
+def test_the_clause_the_question_names_by_number_is_quoted_first():
+    passage = ("## Điều 3. Đổi điểm\n\n3.1. Điểm được cộng sau mỗi chuyến đi hoàn tất.\n\n"
+               "3.2. Mỗi 500 điểm đổi được một phiếu giảm giá 50.000 đồng.\n")
+    flat = lambda query, texts: [0.8] * len(texts)  # noqa: E731 - meaning cannot tell them apart
+    question = "Khoản 3.2 của thể lệ quy định gì?"
+    config = ex.ExtractConfig(lexical_weight=0.0, range_weight=0.0, count_weight=0.0)
+    clauses, on = ex.rank_clauses(question, [passage], ["Thể lệ"], flat, config)
+    _, off = ex.rank_clauses(question, [passage], ["Thể lệ"], flat, replace(config, number_weight=0.0))
+    assert max(zip(clauses, on), key=lambda cs: cs[1])[0].text.startswith("3.2.")
+    assert len(set(off)) == 1
+    assert ex.named_numbers("What does Section 5 say, and clause 2.3? The rate is 4.2%.") == {"5", "2.3"}
+    assert ex.clause_numbers(clauses[1]) == ("3.2", "3")
+
+
+def test_the_clause_that_answers_best_leads_the_quote_and_the_rest_keep_reading_order():
+    clauses = ex.split_clauses(["Quầy mở cửa từ 8 giờ đến 17 giờ các ngày trong tuần.\n"
+                                "Phí đổi vé là 50.000 đồng mỗi lần.\n"
+                                "Vé đã đổi không được hoàn tiền."])
+    chosen = list(zip(clauses, [0.70, 0.90, 0.60]))
+    lines = ex.compose_answer(chosen, ["Đổi vé"], "vi").splitlines()
+    assert [line.split(" (")[0] for line in lines[1:]] == [
+        "- Phí đổi vé là 50.000 đồng mỗi lần.", "- Quầy mở cửa từ 8 giờ đến 17 giờ các ngày trong tuần.",
+        "- Vé đã đổi không được hoàn tiền."]
+    assert ex.lead_with_best(list(zip(clauses, [1.0, 1.0, 1.0]))) == list(zip(clauses, [1.0, 1.0, 1.0]))
