@@ -278,7 +278,8 @@ def _extract_config(s: Settings) -> ExtractConfig:
                          slot_weight=s.clause_slot_weight, passage_weight=s.clause_passage_weight,
                          range_weight=s.clause_range_weight, count_weight=s.clause_count_weight,
                          fallback_words_from_message=s.clause_fallback_words, bold_headings=s.clause_bold_headings,
-                         fact_guard=s.clause_fact_guard, lead_ins=s.clause_lead_ins,
+                         fact_guard=s.clause_fact_guard, lead_ins=s.clause_lead_ins, skip_issuers=s.clause_skip_issuers,
+                         number_weight=s.clause_number_weight,
                          cross_language_boost=s.calibrated("cross_language_boost") if s.clause_cross_language else 0.0)
 
 
@@ -309,7 +310,8 @@ def _conflicts(parts: Parts) -> list[Any]:
         replaced_by=parts.retrieval.replaced_by if s.conflict_replaced else None,
         llm=parts.models.llm if s.conflict_llm_check else None,
         question_focus=QuestionFocus(parts.models.embed_model, k=s.conflict_focus_clauses,
-                                     config=replace(_extract_config(s), bold_headings=False, lead_ins=False),
+                                     config=replace(_extract_config(s), bold_headings=False, lead_ins=False,
+                                                    skip_issuers=False),
                                      clause_vectors=parts.clause_vectors)
         if s.conflict_focus_clauses and parts.models.embed_model is not None else None,
         cross_language=cross_language(parts.models.embed_model, calibration_for(s.embedding).cross_claim_similarity,
@@ -371,7 +373,8 @@ def _sql(parts: Parts) -> Step | None:
 
     engine = open_engine(url)
     schema = read_schema(engine, s.sql_tables, notes=read_notes(s.sql_notes), timeout_s=s.sql_timeout_s)
-    road = SqlRoad(engine, schema, parts.models.llm, row_limit=s.sql_row_limit, timeout_s=s.sql_timeout_s)
+    road = SqlRoad(engine, schema, parts.models.llm, row_limit=s.sql_row_limit, timeout_s=s.sql_timeout_s,
+                   note_conditions=s.sql_note_conditions)
     router = RoadRouter(parts.models.embed_model, schema.terms(), values=schema.values(),
                         rule=RoadRule(margin=s.sql_route_margin))
     return SqlStep(road, router)

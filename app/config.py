@@ -25,7 +25,9 @@ from engines.answering.extract import (
     DEFAULT_COUNT_WEIGHT,
     DEFAULT_FACT_GUARD,
     DEFAULT_LEAD_INS,
+    DEFAULT_NUMBER_WEIGHT,
     DEFAULT_RANGE_WEIGHT,
+    DEFAULT_SKIP_ISSUERS,
 )
 from engines.answering.gate_calibration import DEFAULT_BUDGET
 from engines.errors import ConfigError
@@ -106,6 +108,9 @@ class _DatabaseSettings(_Sources):
     sql_route_margin: float = Field(0.02, ge=-1, le=1, description="How far the data-question exemplars must lead the "
                                     "document ones for a question naming the schema without asking for a count, sum "
                                     "or ranking to take the SQL road.")
+    sql_note_conditions: bool = Field(True, description="A condition the notes attach in code to a term the question "
+                                      "uses (`orders.status = 'completed'` for revenue) is added to a statement that reads "
+                                      "its table and says nothing of its column.")
 
     @field_validator("sql_tables", mode="before")
     @classmethod
@@ -227,6 +232,8 @@ class Settings(_DatabaseSettings, _ReadingSettings, _ServiceSettings):
     clause_count_weight: float = Field(DEFAULT_COUNT_WEIGHT, ge=0, description="extract mode: a clause stating a number of what the question counts.")
     clause_bold_headings: bool = Field(False, description="extract mode: a bold section title is the heading of the clauses below it.")  # noqa: E501
     clause_lead_ins: bool = Field(DEFAULT_LEAD_INS, description="extract mode: a list item is scored with the lead-in that introduced its list.")  # noqa: E501
+    clause_number_weight: float = Field(DEFAULT_NUMBER_WEIGHT, ge=0, description="extract mode: a clause whose number (or its section's) the question names (\"Điều 4.2\").")  # noqa: E501
+    clause_skip_issuers: bool = Field(DEFAULT_SKIP_ISSUERS, description="extract mode: a line naming the document's issuer or act (\"Phòng Vé – Công ty X.\") is never quoted.")  # noqa: E501
     clause_cross_language: bool = Field(DEFAULT_CLAUSE_CROSS_LANGUAGE, description="extract mode: clauses in the other language than the question's get the embedder's cross-language boost.")  # noqa: E501
     clause_fact_guard: bool = Field(DEFAULT_FACT_GUARD, description="extract mode: a quantity question quoted with no number gets a clause of the asked shape from the same passages.")  # noqa: E501
     clause_fallback_words: bool = Field(True, description="extract mode: after a condense fallback, quote by the follow-up's words.")
