@@ -204,7 +204,8 @@ class ExtractConfig:
     #: test splits: one answer fewer and one more stale-only answer over the four.
     cross_language_boost: float = 0.0
     #: Added to a clause whose own number, or its section's, is the one the question names ("Điều 4.2 quy định
-    #: gì?", "What does clause 3.1 say?"): clause numbers match exactly, as codes do in retrieval. 0 = off.
+    #: gì?", "What does clause 3.1 say?"), in a passage holding the codes the question names ("… của thẻ
+    #: SKU-4471"): clause numbers match exactly, as codes do in retrieval. 0 = off.
     number_weight: float = DEFAULT_NUMBER_WEIGHT
     #: Lines naming the document's issuer or act are never quoted (``is_issuer_line``).
     skip_issuers: bool = DEFAULT_SKIP_ISSUERS
@@ -438,6 +439,15 @@ def named_numbers(question: str) -> frozenset[str]:
     return frozenset(m.group(1) for m in _NAMED_NUMBER.finditer(normalize(question)))
 
 
+#: A code: letters and digits joined by a hyphen ("SKU-4471", "VMN-01", "HV-02").
+_CODE = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[^\W\d_])[^\W_]+(?:-[^\W_]+)+(?![\w-])")
+
+
+def named_codes(question: str) -> frozenset[str]:
+    """The codes ``question`` names, lower case: a clause number is another document's when its passage holds none."""
+    return frozenset(m.group(0).lower() for m in _CODE.finditer(normalize(question)))
+
+
 def clause_numbers(clause: Clause) -> tuple[str, ...]:
     """The clause's own number ("4.2. Quy đổi ..." -> "4.2") and its section heading's ("Điều 4. Điểm thưởng" -> "4")."""
     own = _CLAUSE_NUMBER.match(clause.text)
@@ -477,7 +487,11 @@ def rank_clauses(query: str, passages: Sequence[str], titles: Sequence[str],
     counts = [config.count_weight if noun and states_count_of(c.text, noun) else 0.0 for c in clauses]
     crossed = [config.cross_language_boost if other[c.passage] else 0.0 for c in clauses]
     named = named_numbers(words or query) if config.number_weight else frozenset()
-    numbered = [config.number_weight if named and named.intersection(clause_numbers(c)) else 0.0 for c in clauses]
+    codes = named_codes(words or query) if named else frozenset()
+    holds = [all(code in normalize(f"{_title(titles, Clause('', i, 0))} {p}").lower() for code in codes)
+             for i, p in enumerate(passages)] if named else []
+    numbered = [config.number_weight if named and holds[c.passage] and named.intersection(clause_numbers(c)) else 0.0
+                for c in clauses]
     return clauses, [s + b + p + r + k + x + n
                      for s, b, p, r, k, x, n in zip(scores, slots, prior, in_range, counts, crossed, numbered)]
 

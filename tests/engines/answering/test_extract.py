@@ -379,3 +379,15 @@ def test_the_clause_that_answers_best_leads_the_quote_and_the_rest_keep_reading_
         "- Phí đổi vé là 50.000 đồng mỗi lần.", "- Quầy mở cửa từ 8 giờ đến 17 giờ các ngày trong tuần.",
         "- Vé đã đổi không được hoàn tiền."]
     assert ex.lead_with_best(list(zip(clauses, [1.0, 1.0, 1.0]))) == list(zip(clauses, [1.0, 1.0, 1.0]))
+
+
+def test_a_clause_number_counts_only_in_the_document_of_the_code_the_question_names():
+    ours = "## Điều 4. Điểm\n\n4.2. Mỗi 1.000 điểm của thẻ MK-210 đổi được 100.000 đồng.\n"
+    other = "## Điều 4. Phí\n\n4.2. Phí rút tiền mặt là 4% số tiền rút.\n"
+    flat = lambda query, texts: [0.8] * len(texts)  # noqa: E731
+    config = ex.ExtractConfig(lexical_weight=0.0, range_weight=0.0, count_weight=0.0)
+    clauses, scores = ex.rank_clauses("Điều 4.2 của thẻ MK-210 quy định gì?", [other, ours],
+                                      ["Thẻ MK-330", "Thẻ MK-210"], flat, config)
+    assert [s for c, s in zip(clauses, scores) if c.passage == 1][0] > [s for c, s in zip(clauses, scores)
+                                                                        if c.passage == 0][0]
+    assert ex.named_codes("Điều 4.2 của thẻ MK-210, năm 2024-2025?") == {"mk-210"}
