@@ -23,6 +23,7 @@ from app.config import READER, SAMPLE_DB_NOTES, SAMPLE_DB_SCRIPT, Settings
 from engines.answering.extract import ClauseVectorCache, ExtractConfig
 from engines.answering.gate_calibration import GateCalibration
 from engines.answering.refusal import RelevanceGate
+from engines.answering.unknown_terms import Vocabulary
 from engines.chat import ConversationalRAGEngine
 from engines.choices import Choices
 from engines.conflicts.claim_vectors import cross_language
@@ -292,6 +293,12 @@ def _clause_reader(parts: Parts) -> Any:
     return build_reranker(parts.settings.model_copy(update={"reranker": READER}))
 
 
+def _vocabulary(parts: Parts) -> Vocabulary | None:
+    """The corpus's words for the gate's unknown-term refusal, when it is on and the index has BM25."""
+    bm25 = parts.index.bm25
+    return Vocabulary.of(bm25.vocabulary()) if parts.settings.refuse_unknown_terms and bm25 is not None else None
+
+
 def _neighbours(parts: Parts) -> list[Any]:
     n = parts.settings.neighbour_chunks
     return [NeighbourChunks(top_n=n, fetch=partial(fetch_chunks, parts.index.collection))] if n else []
@@ -423,7 +430,8 @@ STEP_BUILDERS: dict[str, StepBuilder] = {
     "retrieve": lambda p: RetrieveStep(p.retrieval, embed_model=p.models.embed_model,
                                        pool=max(p.settings.rerank_pool, p.settings.top_k) if _reranks(p) else None),
     "gate": lambda p: GateStep(RelevanceGate(gate_threshold(p.settings, p.index.manifest), p.settings.refusal_min_bm25,
-                                             p.settings.calibrated("refusal_english_offset"))),
+                                             p.settings.calibrated("refusal_english_offset")),
+                               vocabulary=_vocabulary(p), min_known=p.settings.unknown_terms_min_known),
     "rerank": lambda p: RerankStep(p.models.reranker, top_n=p.settings.top_k, min_score=p.settings.reader_min_score,
                                    fused_weight=p.settings.rerank_fused_weight) if _reranks(p) else None,
     "assemble": lambda p: AssembleStep([*_neighbours(p), *_conflicts(p)]),

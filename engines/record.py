@@ -61,6 +61,7 @@ class TurnRecord:
     refused: bool = False
     refusal_reason: str | None = None
     max_raw_scores: dict[str, float] = field(default_factory=dict)
+    unknown_terms: list[str] = field(default_factory=list)  # the question's words no document uses (the gate)
     conflicts: dict[str, Any] = field(default_factory=dict)
     answer: str = ""
     timings_ms: dict[str, float] = field(default_factory=dict)

@@ -7,8 +7,9 @@ lists. The thresholds are calibrated on labelled data with ``python -m evals.cal
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 REFUSALS = {
     "vi": "Xin lỗi, tôi không tìm thấy thông tin này trong tài liệu.",
@@ -54,3 +55,19 @@ def refusal_message(language: str) -> str:
 
 def starts_with_not_found(text: str) -> bool:
     return text.lstrip().lstrip("*_`\"'[").upper().startswith(NOT_FOUND_MARKER)
+
+
+NOT_SAID = {"vi": "Tài liệu không nói điều này. Các đoạn gần nhất:", "en": "The documents do not say. The closest passages:"}
+#: When the question names what no document mentions: which words, then where the closest passages are.
+NEVER_MENTIONED = {"vi": "Tài liệu không nhắc đến {terms}, nên không trả lời được câu này. Các đoạn gần nhất:",
+                   "en": "The documents never mention {terms}, so they do not answer this. The closest passages:"}
+
+
+def not_said(language: str, nodes: Sequence[Any], shown: int = 3, *, terms: Sequence[str] = ()) -> str:
+    """A plain refusal and where the product looked: the titles of the closest passages (``NodeWithScore``s);
+    with ``terms``, the words of the question no document mentions."""
+    titles = list(dict.fromkeys(str(n.node.metadata.get("title") or n.node.metadata.get("doc_id") or "")
+                                for n in nodes[:shown]))
+    head = (NEVER_MENTIONED.get(language, NEVER_MENTIONED["en"]).format(terms=", ".join(f"“{t}”" for t in terms))
+            if terms else NOT_SAID.get(language, NOT_SAID["en"]))
+    return "\n".join([head] + [f"- {t}" for t in titles if t])

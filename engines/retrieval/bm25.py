@@ -181,6 +181,10 @@ class VietEnBM25Retriever(BM25Retriever):
             similarity_top_k=similarity_top_k,
         )
 
+    def vocabulary(self) -> list[str]:
+        """Every token the index holds (chunk text, titles and the metadata it searches)."""
+        return list(self.bm25.vocab_dict)
+
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         query_tokens = tokenize(query_bundle.query_str, self.tokenizer_settings)
         vocab = self.bm25.vocab_dict

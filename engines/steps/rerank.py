@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Protocol
 
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
+from engines.answering.refusal import not_said
 from engines.reader.inputs import conversation_text
 from engines.reader.inputs import passage_text as titled
 from engines.record import candidate_of
@@ -112,14 +113,3 @@ class RerankStep(BaseStep):
         refused = self.min_score is not None and bool(scores) and max(scores) < self.min_score
         return Reranked(nodes=tuple(nodes[i] for i in keep), scores=tuple(scores[i] for i in keep),
                         pool=len(nodes), refused=refused)
-
-
-NOT_SAID = {"vi": "Tài liệu không nói điều này. Các đoạn gần nhất:", "en": "The documents do not say. The closest passages:"}
-
-
-def not_said(language: str, nodes: Sequence[NodeWithScore], shown: int = 3) -> str:
-    """A plain refusal and where the reader looked: the titles of the closest passages."""
-    titles = list(dict.fromkeys(str(n.node.metadata.get("title") or n.node.metadata.get("doc_id") or "")
-                                for n in nodes[:shown]))
-    lines = [NOT_SAID.get(language, NOT_SAID["en"])] + [f"- {t}" for t in titles if t]
-    return "\n".join(lines)
