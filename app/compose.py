@@ -280,7 +280,7 @@ def _extract_config(s: Settings) -> ExtractConfig:
                          range_weight=s.clause_range_weight, count_weight=s.clause_count_weight,
                          fallback_words_from_message=s.clause_fallback_words, bold_headings=s.clause_bold_headings,
                          fact_guard=s.clause_fact_guard, lead_ins=s.clause_lead_ins, skip_issuers=s.clause_skip_issuers,
-                         number_weight=s.clause_number_weight,
+                         number_weight=s.clause_number_weight, drop_shared_names=s.clause_drop_shared_names,
                          cross_language_boost=s.calibrated("cross_language_boost") if s.clause_cross_language else 0.0)
 
 
@@ -318,7 +318,7 @@ def _conflicts(parts: Parts) -> list[Any]:
         llm=parts.models.llm if s.conflict_llm_check else None,
         question_focus=QuestionFocus(parts.models.embed_model, k=s.conflict_focus_clauses,
                                      config=replace(_extract_config(s), bold_headings=False, lead_ins=False,
-                                                    skip_issuers=False),
+                                                    skip_issuers=False, drop_shared_names=False),
                                      clause_vectors=parts.clause_vectors)
         if s.conflict_focus_clauses and parts.models.embed_model is not None else None,
         cross_language=cross_language(parts.models.embed_model, calibration_for(s.embedding).cross_claim_similarity,

@@ -23,6 +23,7 @@ from pydantic_settings import (
 from engines.answering.extract import (
     DEFAULT_CLAUSE_CROSS_LANGUAGE,
     DEFAULT_COUNT_WEIGHT,
+    DEFAULT_DROP_SHARED_NAMES,
     DEFAULT_FACT_GUARD,
     DEFAULT_LEAD_INS,
     DEFAULT_NUMBER_WEIGHT,
@@ -239,6 +240,7 @@ class Settings(_DatabaseSettings, _ReadingSettings, _ServiceSettings):
     clause_bold_headings: bool = Field(False, description="extract mode: a bold section title is the heading of the clauses below it.")  # noqa: E501
     clause_lead_ins: bool = Field(DEFAULT_LEAD_INS, description="extract mode: a list item is scored with the lead-in that introduced its list.")  # noqa: E501
     clause_number_weight: float = Field(DEFAULT_NUMBER_WEIGHT, ge=0, description="extract mode: a clause whose number (or its section's) the question names (\"Điều 4.2\").")  # noqa: E501
+    clause_drop_shared_names: bool = Field(DEFAULT_DROP_SHARED_NAMES, description="extract mode: the question's meaning is matched without the names nearly every retrieved passage holds (the organisation).")  # noqa: E501
     clause_skip_issuers: bool = Field(DEFAULT_SKIP_ISSUERS, description="extract mode: a line naming the document's issuer or act (\"Phòng Vé – Công ty X.\") is never quoted.")  # noqa: E501
     clause_cross_language: bool = Field(DEFAULT_CLAUSE_CROSS_LANGUAGE, description="extract mode: clauses in the other language than the question's get the embedder's cross-language boost.")  # noqa: E501
     clause_fact_guard: bool = Field(DEFAULT_FACT_GUARD, description="extract mode: a quantity question quoted with no number gets a clause of the asked shape from the same passages.")  # noqa: E501

@@ -148,6 +148,8 @@ DEFAULT_CLAUSE_CROSS_LANGUAGE = False
 DEFAULT_SKIP_ISSUERS = True
 #: The product's default for :attr:`ExtractConfig.number_weight` (and the setting ``clause_number_weight``).
 DEFAULT_NUMBER_WEIGHT = 0.05
+#: The product's default for :attr:`ExtractConfig.drop_shared_names` (and the setting ``clause_drop_shared_names``).
+DEFAULT_DROP_SHARED_NAMES = True
 #: The product's default for :attr:`ExtractConfig.count_weight` (and the setting ``clause_count_weight``).
 DEFAULT_COUNT_WEIGHT = 0.02
 
@@ -209,6 +211,10 @@ class ExtractConfig:
     number_weight: float = DEFAULT_NUMBER_WEIGHT
     #: Lines naming the document's issuer or act are never quoted (``is_issuer_line``).
     skip_issuers: bool = DEFAULT_SKIP_ISSUERS
+    #: The meaning of the question is matched without the names every passage of the turn holds (the
+    #: organisation a rewrite names: "… does Canh Dieu have a Mây Trắng lounge?"): with them, a sentence that
+    #: says little but the name ("Canh Dieu Airlines is committed to …") stood first (``without_shared_names``).
+    drop_shared_names: bool = DEFAULT_DROP_SHARED_NAMES
 
 
 class ClauseVectorCache:
@@ -457,6 +463,48 @@ def clause_numbers(clause: Clause) -> tuple[str, ...]:
     return tuple(n for n in found if n and n[0].isdigit())
 
 
+_WORD = re.compile(r"[^\W_][\w'’-]*")
+
+
+def names_in(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each name in ``text``: capitalised words in a row ("Canh Dieu", "Bệnh viện Hạnh An" gives
+    "Bệnh" and "Hạnh An"); a single capitalised word opening the text is only a sentence's start."""
+    spans: list[list[int]] = []
+    last_end = -1
+    for m in _WORD.finditer(text):
+        if not m.group(0)[0].isupper():
+            continue
+        if spans and text[last_end:m.start()].strip() == "":
+            spans[-1][1] = m.end()
+        else:
+            spans.append([m.start(), m.end()])
+        last_end = m.end()
+    return [(a, b) for a, b in spans if a > 0 or " " in text[a:b]]
+
+
+#: A name is shared when at least this share of the turn's passages (with their titles) hold it. Dev (four splits,
+#: reference rewrites): 0.8 / 1.0 quote the value in 151 / 152 of 191 turns, 149 without dropping names.
+SHARED_NAME_SHARE = 1.0
+
+
+def without_shared_names(query: str, passages: Sequence[str]) -> str:
+    """``query`` without the names every passage holds (they tell no passage, hence no clause, apart),
+    when something is left; else ``query`` as it is."""
+    if len(passages) < 2:
+        return query
+    texts = [normalize(p).lower() for p in passages]
+    text = normalize(query)
+    shared = [(a, b) for a, b in names_in(text)
+              if sum(text[a:b].lower() in t for t in texts) >= SHARED_NAME_SHARE * len(texts)]
+    if not shared:
+        return query
+    kept = text
+    for a, b in reversed(shared):
+        kept = kept[:a] + kept[b:]
+    kept = re.sub(r"\s{2,}", " ", kept).replace(" ?", "?").strip()
+    return kept if len(re.findall(r"\w+", kept)) >= 3 else query
+
+
 def slot_scores(question: str, clauses: Sequence[Clause], weight: float) -> list[float]:
     """``weight`` for each clause that carries the kind of fact ``question`` asks for, else 0."""
     if weight == 0:
@@ -476,7 +524,9 @@ def rank_clauses(query: str, passages: Sequence[str], titles: Sequence[str],
         return [], []
     other = other_language(query, passages) if config.cross_language_boost else [False] * len(passages)
     texts = [scoring_text(c, _title(titles, c)) for c in clauses]
-    scores = combined_scores(similarity(query, texts), lexical_scores(words or query, texts), config.lexical_weight)
+    meaning = (without_shared_names(query, [f"{titles[i] if i < len(titles) else ''}\n{p}" for i, p in enumerate(passages)])
+               if config.drop_shared_names else query)
+    scores = combined_scores(similarity(meaning, texts), lexical_scores(words or query, texts), config.lexical_weight)
     n = max(len(passages) - 1, 1)
     prior = [config.passage_weight * (1 - c.passage / n) for c in clauses]
     slots = slot_scores(words or query, clauses, config.slot_weight)

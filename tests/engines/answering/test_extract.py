@@ -391,3 +391,30 @@ def test_a_clause_number_counts_only_in_the_document_of_the_code_the_question_na
     assert [s for c, s in zip(clauses, scores) if c.passage == 1][0] > [s for c, s in zip(clauses, scores)
                                                                         if c.passage == 0][0]
     assert ex.named_codes("Điều 4.2 của thẻ MK-210, năm 2024-2025?") == {"mk-210"}
+
+
+def test_the_meaning_of_a_question_is_matched_without_the_name_every_passage_holds():
+    passages = ["Ngọc Biển Seafood: kho lạnh ở Hải Phòng và Cần Thơ.", "Ngọc Biển Seafood cam kết phục vụ tận tâm.",
+                "Hotline Ngọc Biển Seafood 1900 1234."]
+    question = "Ngọc Biển Seafood có kho lạnh ở những tỉnh nào?"
+    assert ex.without_shared_names(question, passages) == "có kho lạnh ở những tỉnh nào?"
+    assert ex.without_shared_names("Kho lạnh Hải Phòng của Ngọc Biển Seafood?", passages) == \
+        "Kho lạnh Hải Phòng của?"  # "Hải Phòng" is in one passage of three: it tells them apart
+    assert ex.without_shared_names("Ngọc Biển Seafood ở đâu?", passages) == "Ngọc Biển Seafood ở đâu?"  # too little left
+    text = "Where is the Blue Reef depot of Ngoc Bien?"
+    assert [text[a:b] for a, b in ex.names_in(text)] == ["Blue Reef", "Ngoc Bien"]  # "Where" only starts it
+
+
+def test_a_sentence_that_says_little_but_the_name_no_longer_leads_the_quote():
+    passages = ["Ngoc Bien Seafood is committed to quality.\nThe cold store in Hai Phong opens from 6:00 to 22:00.",
+                "Ngoc Bien Seafood, customer care."]
+    question = "What are the cold store opening hours at Ngoc Bien Seafood?"
+
+    def similarity(query, texts):  # the name weighs as much as the ask when it is in the query
+        named = "Ngoc Bien" in query
+        return [(0.5 if named and "Ngoc Bien" in t else 0.0) + (0.45 if "cold store" in t else 0.0) for t in texts]
+
+    config = ex.ExtractConfig(lexical_weight=0.0, range_weight=0.0, count_weight=0.0)
+    best = lambda c: max(zip(*ex.rank_clauses(question, passages, ["", ""], similarity, c)), key=lambda x: x[1])  # noqa: E731
+    assert best(config)[0].text.startswith("The cold store")
+    assert best(replace(config, drop_shared_names=False))[0].text.startswith("Ngoc Bien Seafood is committed")
