@@ -296,7 +296,9 @@ def _clause_reader(parts: Parts) -> Any:
 def _vocabulary(parts: Parts) -> Vocabulary | None:
     """The corpus's words for the gate's unknown-term refusal, when it is on and the index has BM25."""
     bm25 = parts.index.bm25
-    return Vocabulary.of(bm25.vocabulary()) if parts.settings.refuse_unknown_terms and bm25 is not None else None
+    if not parts.settings.refuse_unknown_terms or bm25 is None:
+        return None
+    return Vocabulary.of(bm25.vocabulary(), bm25.tokenizer_settings)
 
 
 def _neighbours(parts: Parts) -> list[Any]:

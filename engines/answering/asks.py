@@ -45,6 +45,9 @@ _YESNO_VI = re.compile(r"(?iu)(?:(?<!\w)có(?!\w).*(?<!\w)không|được không
 _YESNO_EN = re.compile(r"(?iu)^\s*(?:is|are|was|were|does|do|did|can|could|may|might|must|should|will|would|has|have)\b")
 _AMOUNT_HINT = re.compile(r"(?iu)(?<!\w)(?:bao nhiêu|là bao nhiêu|tối đa|tối thiểu)(?!\w)")
 
+#: A form or product code: "SKU-4471", "HV-02", "05/TD".
+CODE_SHAPE = re.compile(r"(?<![\w-])(?:[A-ZĐ]{1,6}-?\d{1,4}[A-Z]?|\d{1,4}/[A-ZĐ]{1,6}(?:-[A-ZĐ]+)?)(?![\w-])")
+
 #: Fact shapes a clause may carry.
 #: A number that starts where a number starts: never inside another ("2" of "12", "5" of "1.5"), which also
 #: keeps a long run of digits from being tried at every position.
@@ -65,7 +68,7 @@ _CLAUSE: dict[str, re.Pattern[str]] = {
     "amount": re.compile(_NUMBER + r"\s*(?:%|phần trăm|đồng|đ|vnd|vnđ|triệu|tỷ|nghìn|ngàn|usd|\$|percent)" + _E
                          + r"|\$\s*" + _NUMBER + "|" + _RATE, re.IGNORECASE),
     "count": re.compile(_NUMBER + r"\s*(?:lần|times|lượt|người|hồ sơ|bản|thẻ|sim)" + _E, re.IGNORECASE),
-    "code": re.compile(r"(?<![\w-])(?:[A-ZĐ]{1,6}-?\d{1,4}[A-Z]?|\d{1,4}/[A-ZĐ]{1,6}(?:-[A-ZĐ]+)?)(?![\w-])"),
+    "code": CODE_SHAPE,
     "who": _rx(r"giám đốc", r"trưởng (?:phòng|bộ phận|ban|khoa|đơn vị)", r"bộ phận", r"phòng", r"ban", r"hội đồng",
                r"cán bộ", r"chuyên viên", r"quản lý", r"người (?:phụ trách|đại diện)", r"manager", r"director",
                r"department", r"officer", r"committee", r"team", r"head of", r"approv\w*", r"phê duyệt", r"ký duyệt"),

@@ -23,7 +23,7 @@ from threading import Lock
 import numpy as np
 from cachetools import LRUCache
 
-from engines.answering.asks import asked_for, carries, counted_noun, states_count_of, states_quantity
+from engines.answering.asks import CODE_SHAPE, asked_for, carries, counted_noun, states_count_of, states_quantity
 from engines.answering.ranges import band_score, bands, question_numbers
 from engines.retrieval.bm25 import tokenize
 from engines.text import normalize, other_language
@@ -39,8 +39,9 @@ _BOLD_LINE = re.compile(r"^(?:\*\*|__)?(?P<inner>[^*_]+?)(?:\*\*|__)\s*:?\s*$|^(
 #: At most this many words in a bold line that is a title (longer ones are a rule set in bold).
 _MAX_TITLE_WORDS = 12
 #: A title's own number ("Điều 5.", "Chương II.", "Section 3", "4.2."), which is no value.
-_SECTION_NUMBER = re.compile(r"(?iu)^(?:(?:điều|chương|mục|phần|khoản|phụ lục|article|section|chapter|part|annex)\s+)?"
-                             r"[\dIVXLC]+(?:\.\d+)*[.):]?\s*")
+#: Words that name a document's divisions before their number ("Điều 4", "khoản 3.1", "Section 5", "Annex 2").
+SECTION_WORDS = r"(?:điều|chương|mục|phần|khoản|phụ\s+lục|article|section|chapter|part|annex|clause)"
+_SECTION_NUMBER = re.compile(rf"(?iu)^(?:{SECTION_WORDS}\s+)?[\dIVXLC]+(?:\.\d+)*[.):]?\s*")
 _BULLET = re.compile(r"^\s*(?:[-*•+]\s+)")
 #: "2.1. " / "3) " / "(a) " at the start of a line: kept with the clause, never a sentence end.
 _CLAUSE_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*[.)]|\([a-zđ0-9]\))\s+", re.IGNORECASE)
@@ -64,25 +65,29 @@ _LEAD_IN = re.compile(r"(?iu)(?<!\w)(?:thông\s+báo|quyết\s+định|như\s+sa
                       r"announces?|decides?)\s*[:：]\s*$")
 #: At most this many words in a line typed in capitals that is a frame (an authority, "QUYẾT ĐỊNH:"), not a rule.
 _MAX_FRAME_CAPITALS_WORDS = 10
-#: Words that name a unit of an organisation: a line that is only such a unit and its organisation is the issuer.
-_UNIT = (r"(?:phòng|ban|khối|trung\s+tâm|văn\s+phòng|bộ\s+phận|sở|department|office|division|cent(?:re|er)|unit"
-         r"|team|board)")
-#: Lines that name who issued a document or under which act, and state no rule: the issuer ("Phòng Vé – Công ty CP
-#: Vận tải Phương Lâm.", "Customer Care Department – Bach Thao Pharmacy."), "Ban hành kèm theo Quyết định số …",
-#: "Thông báo số 02/TB-X ngày …". Scored with the title, such a line matches any question that names the
-#: organisation, and was quoted in place of the rule.
+#: A unit of an organisation, named head first in Vietnamese ("Phòng Vé", "Ban Thương mại") and head last in
+#: English ("Customer Care Department").
+_UNIT_VI = r"(?:Phòng|Ban|Khối|Trung\s+tâm|Văn\s+phòng|Bộ\s+phận|Sở)"
+_UNIT_EN = r"(?:Department|Office|Division|Cent(?:re|er)|Unit|Team|Board)"
+#: Lines that name who issued a document, and state no rule: "Phòng Vé – Công ty CP Vận tải Phương Lâm.",
+#: "Customer Care Department – Bach Thao Pharmacy.", "Logistics Division, X, 3 March 2025.". Scored with the
+#: title, such a line matches any question that names the organisation, and was quoted in place of the rule.
+#: What follows the unit must open with a capital (checked with ``str.isupper``: an organisation's name).
 _ISSUER_LINE = re.compile(
-    rf"(?iu)^\W*(?:{_UNIT}\b[^\d.;:!?]{{0,60}}|[^\d.;:!?]{{0,40}}\b{_UNIT})\s*[–—,-]\s*(?-i:[A-ZĐÀ-Ỹ])[^\d.;:!?]{{1,70}}"
-    r"(?:,\s*(?:ngày\s+)?[\d/]+(?:\s+[^\W\d_]+\s+\d{4})?)?\.?\W*$"
+    rf"^\W*(?:{_UNIT_VI}\s[^\d.;:!?,–—]{{1,60}}|(?:[^\W\d_][\w&'’]*\s+){{0,5}}{_UNIT_EN})\s*[–—,-]\s*"
+    r"(?P<org>[^\W\d_][^\d.;:!?]{1,70}?)"
+    r"(?:,\s*(?:ngày\s+)?(?:\d{1,2}/\d{1,2}/\d{4}|\d{1,2}\s+[^\W\d_]+\s+\d{4}))?\.?\W*$"
 )
-#: A line that says under which act the document was issued: "Ban hành kèm theo Quyết định số …", "Thông báo số
-#: 02/TB-X ngày …", "Issued with Decision No. …"; one that also says from when it applies or what it replaces
-#: (``_ACT_EFFECT``) answers "since when?" and stays a clause.
-_ACT_EFFECT = re.compile(r"(?iu)\b(?:hiệu\s+lực|áp\s+dụng|thay\s+thế|sửa\s+đổi|bổ\s+sung|bãi\s+bỏ|effective|appl(?:y|ies)"
-                         r"|replac|amend|repeal|from)\b")
+#: A reference line: under which act the document was issued ("Ban hành kèm theo Quyết định số 15/2023/QĐ-X ngày
+#: 01/04/2023 của Giám đốc …", "Thông báo số 02/TB-X ngày 02/01/2025 của …", "Issued with Decision No. 4/2024
+#: dated 1 March 2024"), the whole line and nothing more: one that goes on to say from when it applies, what it
+#: replaces or any rule is a clause.
+_ACT_REFERENCE = (r"(?:quyết\s+định|thông\s+báo|công\s+văn|decision|decree|notice)\s+(?:số|no\.?)\s*:?\s*\S*\d\S*"
+                  r"(?:\s+(?:ngày|dated|of)\s+(?:\d{1,2}/\d{1,2}/\d{4}|\d{1,2}\s+[^\W\d_]+\s+\d{4}))?"
+                  r"(?:\s*,?\s*(?:của|by)\s+[^\d.;:!?]{2,120}?)?")
 _ACT_LINE = re.compile(
-    r"(?iu)^\W*(?:được\s+)?ban\s+hành\s+kèm\s+theo\b|^\W*issued\s+(?:together\s+)?with\s+(?:decision|decree)\b"
-    r"|^\W*(?:thông\s+báo|quyết\s+định|công\s+văn|notice|decision)\s+(?:số|no\.?)\s*:?\s*\S*\d+/\S*\s+(?:ngày|dated|of)\b"
+    rf"(?iu)^\W*(?:(?:được\s+)?ban\s+hành\s+kèm\s+theo\s+|issued\s+(?:together\s+)?with\s+)?{_ACT_REFERENCE}"
+    r"\s*(?:\([^()]{0,80}\))?[.*_\s]*$"
 )
 #: Most words an issuer line has.
 _MAX_ISSUER_WORDS = 16
@@ -91,7 +96,10 @@ _MAX_ISSUER_WORDS = 16
 def is_issuer_line(line: str) -> bool:
     """A line naming who issued the document (short, ``_ISSUER_LINE``) or under which act (``_ACT_LINE``): not a rule."""
     line = line.strip()
-    return (bool(_ACT_LINE.match(line)) and not _ACT_EFFECT.search(line)) or (len(line.split()) <= _MAX_ISSUER_WORDS and bool(_ISSUER_LINE.match(line)))
+    if _ACT_LINE.match(line):
+        return True
+    issuer = _ISSUER_LINE.match(line) if len(line.split()) <= _MAX_ISSUER_WORDS else None
+    return bool(issuer) and issuer.group("org")[0].isupper()
 
 
 def bold_title(line: str) -> str:
@@ -437,28 +445,25 @@ def _with_heading(clause: Clause) -> str:
 
 
 #: A clause or section the question names by number: "Điều 4.2", "khoản 3.1", "clause 2.3", "Section 5".
-_NAMED_NUMBER = re.compile(r"(?iu)(?<!\w)(?:điều|khoản|mục|điểm|phần|chương|article|section|clause|item|§)\s*(\d+(?:\.\d+)*)(?![\d.]\d)")
+_NAMED_NUMBER = re.compile(rf"(?iu)(?<!\w)(?:{SECTION_WORDS}|§)\s*(\d+(?:\.\d+)*)(?![\d.]\d)")
 
 
 def named_numbers(question: str) -> frozenset[str]:
-    """The clause and section numbers ``question`` names ("Điều 4.2 ..." -> {"4.2"})."""
+    """The clause and section numbers ``question`` names ("Điều 4.2 ..." -> {"4.2"}): a clause so named is asked for
+    by its number, which no embedding reads."""
     return frozenset(m.group(1) for m in _NAMED_NUMBER.finditer(normalize(question)))
 
 
-#: A code: letters and digits joined by a hyphen ("SKU-4471", "VMN-01", "HV-02").
-_CODE = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[^\W\d_])[^\W_]+(?:-[^\W_]+)+(?![\w-])")
-
-
 def named_codes(question: str) -> frozenset[str]:
-    """The codes ``question`` names, lower case: a clause number is another document's when its passage holds none."""
-    return frozenset(m.group(0).lower() for m in _CODE.finditer(normalize(question)))
+    """The codes ``question`` names ("SKU-4471", "05/TD"; the shape ``asks`` knows a code by), lower case: a clause
+    number the question names is another document's when its passage holds none of them."""
+    return frozenset(m.group(0).lower() for m in CODE_SHAPE.finditer(normalize(question)))
 
 
 def clause_numbers(clause: Clause) -> tuple[str, ...]:
     """The clause's own number ("4.2. Quy đổi ..." -> "4.2") and its section heading's ("Điều 4. Điểm thưởng" -> "4")."""
     own = _CLAUSE_NUMBER.match(clause.text)
-    section = re.match(r"(?iu)^(?:(?:điều|chương|mục|phần|khoản|article|section|chapter|part)\s+)?(\d+(?:\.\d+)*)",
-                       clause.heading.strip())
+    section = re.match(rf"(?iu)^(?:{SECTION_WORDS}\s+)?(\d+(?:\.\d+)*)", clause.heading.strip())
     found = [own.group(0).strip().strip(".)(") if own else "", section.group(1) if section else ""]
     return tuple(n for n in found if n and n[0].isdigit())
 
@@ -479,7 +484,11 @@ def names_in(text: str) -> list[tuple[int, int]]:
         else:
             spans.append([m.start(), m.end()])
         last_end = m.end()
-    return [(a, b) for a, b in spans if a > 0 or " " in text[a:b]]
+    return [(a, b) for a, b in spans if " " in text[a:b] or not _opens_sentence(text, a)]
+
+
+def _opens_sentence(text: str, at: int) -> bool:
+    return not text[:at].strip() or text[:at].rstrip()[-1] in ".?!:;\n"
 
 
 #: A name is shared when at least this share of the turn's passages (with their titles) hold it. Dev (four splits,
@@ -495,7 +504,8 @@ def without_shared_names(query: str, passages: Sequence[str]) -> str:
     texts = [normalize(p).lower() for p in passages]
     text = normalize(query)
     shared = [(a, b) for a, b in names_in(text)
-              if sum(text[a:b].lower() in t for t in texts) >= SHARED_NAME_SHARE * len(texts)]
+              if sum(bool(re.search(rf"(?<!\w){re.escape(text[a:b].lower())}(?!\w)", t)) for t in texts)
+              >= SHARED_NAME_SHARE * len(texts)]
     if not shared:
         return query
     kept = text

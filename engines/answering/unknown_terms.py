@@ -14,13 +14,13 @@ they are. Pure functions over the BM25 vocabulary; the gate step asks them.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, field
 
 import Stemmer
 
-from engines.retrieval.bm25 import tokenize
+from engines.retrieval.bm25 import TokenizerSettings, tokenize
 
 #: Words a question uses to ask, not to name what it is about; documents rarely contain them
 #: ("bao nhiêu", "bao lâu", "ở đâu", "hiện nay", "how long", "what").
@@ -38,40 +38,49 @@ has had if or and else than then that this these those please tell know until ab
 DEFAULT_MIN_KNOWN = 0.85
 
 
-@lru_cache(maxsize=1)
+_local = threading.local()
+
+
 def _stemmer() -> Stemmer.Stemmer:
-    return Stemmer.Stemmer("english")
+    """This thread's stemmer: PyStemmer's may not be called from two threads at once, and turns run in threads."""
+    if not hasattr(_local, "stemmer"):
+        _local.stemmer = Stemmer.Stemmer("english")
+    return _local.stemmer
 
 
 def stem(token: str) -> str:
-    """An English word's Snowball stem; any other token as it is."""
+    """An English word's Snowball stem ("cancels", "cancelled" -> "cancel"), so an inflection the documents do not
+    use is still known; any other token as it is (a Vietnamese syllable does not inflect)."""
     return _stemmer().stemWord(token) if token.isascii() and token.isalpha() else token
 
 
 @dataclass(frozen=True)
 class Vocabulary:
-    """The corpus's words as the BM25 index tokenized them, English ones stemmed."""
+    """The corpus's words as the BM25 index tokenized them, English ones stemmed, and how it tokenized (a
+    question is cut the same way)."""
 
     words: frozenset[str]
+    tokenizer: TokenizerSettings = field(default_factory=TokenizerSettings)
 
     @classmethod
-    def of(cls, tokens: Iterable[str]) -> Vocabulary:
-        return cls(frozenset(stem(t) for t in tokens))
+    def of(cls, tokens: Iterable[str], tokenizer: TokenizerSettings | None = None) -> Vocabulary:
+        """From the index's tokens (built once per pipeline: stemming ~20,000 tokens takes milliseconds)."""
+        return cls(frozenset(stem(t) for t in tokens), tokenizer or TokenizerSettings())
 
     def __contains__(self, token: object) -> bool:
         return isinstance(token, str) and stem(token) in self.words
 
 
-def content_words(question: str) -> list[str]:
+def content_words(question: str, tokenizer: TokenizerSettings | None = None) -> list[str]:
     """The question's words that name something: no question word, no number or code with a digit."""
-    return [t for t in dict.fromkeys(tokenize(question))  # a compound's parts come as tokens of their own
+    return [t for t in dict.fromkeys(tokenize(question, tokenizer or TokenizerSettings()))  # compounds' parts come too
             if t.isalpha() and len(t) > 1 and t not in QUESTION_WORDS]
 
 
 def unknown_terms(question: str, vocabulary: Vocabulary, *, min_known: float = DEFAULT_MIN_KNOWN) -> tuple[str, ...]:
     """The content words of ``question`` the corpus never uses, when at least ``min_known`` of its content
     words are the corpus's own; () otherwise (nothing unknown, or a question in other words than the corpus's)."""
-    words = content_words(question)
+    words = content_words(question, vocabulary.tokenizer)
     unknown = tuple(w for w in words if w not in vocabulary)
     if not unknown or (len(words) - len(unknown)) / len(words) < min_known:
         return ()

@@ -182,7 +182,8 @@ class VietEnBM25Retriever(BM25Retriever):
         )
 
     def vocabulary(self) -> list[str]:
-        """Every token the index holds (chunk text, titles and the metadata it searches)."""
+        """Every token the index holds (chunk text, titles and the metadata it searches): what the documents can be
+        asked about in their own words (``engines.answering.unknown_terms``)."""
         return list(self.bm25.vocab_dict)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:

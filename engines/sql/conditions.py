@@ -36,11 +36,20 @@ class Condition:
     value: str
 
     def sql(self, qualifier: str) -> str:
+        """The condition as text, read as ``qualifier.column`` (the turn record shows it so)."""
         return f"{qualifier}.{self.column} = {self.value}"
 
+    def expression(self, qualifier: str, dialect: str) -> exp.Expression:
+        """The condition as a tree, identifiers quoted where the dialect needs it ("order", "order items")."""
+        value = sqlglot.parse_one(self.value, dialect=dialect)
+        return exp.column(self.column, table=qualifier, quoted=True).eq(value)
 
-#: A value written in code: "của đơn `completed`".
+
+#: A value written in code: "của đơn `completed`", unless a word before it in its sentence excludes it ("không tính
+#: đơn `cancelled`", "excluding `cancelled`"): the note then names what the term leaves out.
 _CODE_VALUE = re.compile(r"`([^`\n]{1,60})`")
+_EXCLUDED = re.compile(r"(?iu)(?<!\w)(?:không|chưa|trừ|ngoại\s+trừ|loại\s+trừ|loại|bỏ|except|excluding|excludes?|"
+                       r"without|not|other\s+than)(?!\w)[^.;\n`]*$")
 
 
 def conditions_in(passages: Sequence[str], columns: Mapping[str, Sequence[str]],
@@ -68,7 +77,7 @@ def conditions_in(passages: Sequence[str], columns: Mapping[str, Sequence[str]],
 def _lone_value(passage: str, listed: Mapping[str, Mapping[str, Sequence[object]]]) -> list[Condition]:
     """``column = value`` for the one listed value ``passage`` writes in code, when it is the only value of its
     column there and no other column holds it; else none."""
-    named = {m.strip() for m in _CODE_VALUE.findall(passage)}
+    named = {m.group(1).strip() for m in _CODE_VALUE.finditer(passage) if not _EXCLUDED.search(passage[: m.start()])}
     by_column: dict[tuple[str, str], list[object]] = {}
     for table, columns in listed.items():
         for column, values in columns.items():
@@ -84,9 +93,11 @@ def _lone_value(passage: str, listed: Mapping[str, Mapping[str, Sequence[object]
 
 
 def with_conditions(sql: str, conditions: Sequence[Condition], dialect: str) -> tuple[str, tuple[Condition, ...]]:
-    """``sql`` with each condition added to the outermost SELECT that reads its table and says nothing of its
-    column anywhere; (the statement, the conditions added). Unparseable SQL comes back as it was: the
-    guard refuses it with the reason."""
+    """``sql`` with each condition added to every SELECT that reads its table in its own FROM or inner JOINs, when
+    the statement says nothing of that column of that table anywhere; (the statement, the conditions added).
+    Left as written: a statement that does not parse (the guard refuses it with the reason), a set operation
+    (UNION: one branch may count what another leaves out), and a table read through an outer join (a WHERE
+    on it would turn the outer join into an inner one)."""
     if not conditions:
         return sql, ()
     dialect = SQLGLOT_DIALECTS.get(dialect, dialect)
@@ -94,32 +105,42 @@ def with_conditions(sql: str, conditions: Sequence[Condition], dialect: str) -> 
         tree = sqlglot.parse_one(sql, dialect=dialect)
     except (ParseError, TokenError, ValueError):
         return sql, ()
-    if tree is None:
+    if tree is None or tree.find(exp.SetOperation) is not None:
         return sql, ()
     tree = tree.copy()
     added = []
     for condition in conditions:
-        if _mentions_column(tree, condition):
+        readers = [(select, q) for select in tree.find_all(exp.Select) if (q := _reads(select, condition.table))]
+        if not readers or _mentions_column(tree, condition) or any(q is None for _, q in readers):
             continue
-        for select in tree.find_all(exp.Select):  # breadth-first: the outermost first
-            qualifier = _reads(select, condition.table)
-            if qualifier:
-                select.where(condition.sql(qualifier), dialect=dialect, copy=False)
-                added.append(condition)
-                break
+        try:
+            for select, qualifier in readers:
+                select.where(condition.expression(qualifier, dialect), dialect=dialect, copy=False)
+        except (ParseError, TokenError, ValueError):
+            return sql, ()
+        added.append(condition)
     return (tree.sql(dialect=dialect), tuple(added)) if added else (sql, ())
 
 
-def _reads(select: exp.Select, table: str) -> str:
-    """The name ``select`` reads ``table`` under (its alias or its name) in its own FROM and JOINs; ""."""
-    sources = [select.args.get("from_") or select.args.get("from"), *(select.args.get("joins") or [])]
-    for source in sources:
-        node = source.this if source is not None else None
-        if isinstance(node, exp.Table) and node.name.lower() == table.lower():
-            return node.alias_or_name
+def _reads(select: exp.Select, table: str) -> str | None:
+    """The name ``select`` reads ``table`` under (its alias or its name) in its own FROM and JOINs; "" when it does
+    not read it; None when it reads it through an outer join."""
+    source = select.args.get("from_") or select.args.get("from")
+    if source is not None and _is(source.this, table):
+        return source.this.alias_or_name
+    for join in select.args.get("joins") or []:
+        if _is(join.this, table):
+            return None if join.side else join.this.alias_or_name
     return ""
 
 
+def _is(node: exp.Expression | None, table: str) -> bool:
+    return isinstance(node, exp.Table) and node.name.lower() == table.lower()
+
+
 def _mentions_column(tree: exp.Expression, condition: Condition) -> bool:
-    """Whether any column reference could be ``condition``'s column (by name: an alias hides the table)."""
-    return any(column.name.lower() == condition.column.lower() for column in tree.find_all(exp.Column))
+    """Whether a column reference names ``condition``'s column of its table: qualified by the table's name or an
+    alias of it, or unqualified (it may be that table's)."""
+    names = {t.alias_or_name.lower() for t in tree.find_all(exp.Table) if t.name.lower() == condition.table.lower()}
+    return any(column.name.lower() == condition.column.lower() and (not column.table or column.table.lower() in names)
+               for column in tree.find_all(exp.Column))

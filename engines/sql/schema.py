@@ -104,7 +104,7 @@ class Schema:
         return {value: frozenset(columns) for value, columns in out.items()}
 
     def columns(self, tables: Sequence[str]) -> dict[str, tuple[str, ...]]:
-        """Each of ``tables`` and its columns."""
+        """Each of ``tables`` and its columns: where a condition the notes write may be checked and added."""
         return {t: self.tables[t].columns for t in tables}
 
     def joins(self, tables: Sequence[str]) -> list[str]:

@@ -33,7 +33,7 @@ class Gated(StepOutput):
                            draft=Draft(text=refusal_message(state.language), refusal_reason=NO_RELEVANT_DOCUMENTS))
         if self.unknown:
             return replace(state, relevant_ids=self.relevant_ids, draft=Draft(
-                text=not_said(state.language, state.nodes, terms=as_written(state.query, self.unknown)),
+                text=not_said(state.language, state.nodes, terms=as_written(state.query or state.question, self.unknown)),
                 refusal_reason=UNKNOWN_TERMS))
         return replace(state, relevant_ids=self.relevant_ids)
 

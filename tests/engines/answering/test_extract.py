@@ -350,6 +350,11 @@ def test_a_line_naming_the_issuer_or_the_act_is_never_quoted(line):
     "Ban hành kèm theo Quyết định số 08/2024/QĐ-BN, áp dụng từ ngày 01/06/2024.",  # says since when
     "Department heads approve leave, and HR records it.",
     "Quyết định này thay thế Quyết định số 02/2023/QĐ-BN ngày 05/01/2023.",
+    "Office hours – Monday to Friday, except public holidays.",
+    "Nhân viên văn phòng – Không được hút thuốc trong tòa nhà.",  # "văn phòng" ends it: staff, not a unit
+    "Bộ phận Kho – ưu tiên xử lý đơn hàng đông lạnh.",  # a lower-case rule after the unit
+    "Quyết định số 12/QĐ-BN ngày 01/01/2024 quy định mức phạt 500.000 đồng.",  # a reference that goes on to a rule
+    "Issued with Decision No. 3/2024 which replaces the 2023 rules.",
 ])
 def test_a_rule_or_an_effective_date_beside_the_issuer_stays_a_clause(line):
     assert not ex.is_issuer_line(line)
