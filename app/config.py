@@ -216,9 +216,7 @@ class Settings(_DatabaseSettings, _ReadingSettings, _ServiceSettings):
     refusal_english_offset: float | None = Field(None, ge=0, le=1, description="The refusal bar is this much lower for "
                                                  "English questions; unset = calibrated for the embedding model.")
     refusal_min_bm25: float | None = Field(None, ge=0, description="Best raw BM25 score that also counts as relevant.")
-    refuse_unknown_terms: bool = Field(False, description="Refuse, naming them, when the question uses words no document "
-                                       "contains (\"… thêm vào Apple Pay không?\") and most of its other words are the "
-                                       "documents' own.")
+    refuse_unknown_terms: bool = Field(False, description="Refuse, naming them, when the question uses words no document contains (\"… thêm vào Apple Pay không?\") and most of its other words are the documents' own.")  # noqa: E501
     unknown_terms_min_known: float = Field(DEFAULT_MIN_KNOWN, ge=0, le=1, description="Share of a question's content "
                                            "words the documents must use for its unknown words to refuse it.")
     answer_mode: Literal["generate", "extract"] | None = Field(

@@ -15,7 +15,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engines.answering.extract import lexical_scores, scoring_text, split_clauses
+from engines.answering.clauses import split_clauses
+from engines.answering.extract import lexical_scores, scoring_text
 from engines.reader.examples import TrainingSet, Turn
 from engines.reader.inputs import conversation_text, passage_text
 

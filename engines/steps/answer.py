@@ -15,8 +15,8 @@ import numpy as np
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from engines.answering.asks import asked_for
+from engines.answering.clauses import Clause
 from engines.answering.extract import (
-    Clause,
     ClauseVectorCache,
     ExtractConfig,
     compose_answer,

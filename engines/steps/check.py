@@ -23,7 +23,8 @@ from llama_index.core.llms import LLM
 from llama_index.core.schema import NodeWithScore
 
 from engines.answering.answerability import answerability, corpus_percentile, reply_yes_probability, yes_probability
-from engines.answering.extract import Clause, compose_answer
+from engines.answering.clauses import Clause
+from engines.answering.extract import compose_answer
 from engines.answering.refusal import refusal_message
 from engines.steps.answer import Prompted, Quoted, quotes_of, title_of
 from engines.steps.base import BaseStep, Draft, StepOutput, TurnState

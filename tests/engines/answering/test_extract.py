@@ -4,6 +4,7 @@ from dataclasses import replace
 
 import pytest
 
+from engines.answering import clauses as cl
 from engines.answering import extract as ex
 from engines.steps import check
 from engines.text import other_language
@@ -20,7 +21,7 @@ OVERLAP = "2.1. Nhân viên thời vụ được hưởng 1 ngày phép năm có
 
 
 def test_clauses_keep_their_number_heading_and_decimals_and_skip_repeats():
-    clauses = ex.split_clauses([SEASONAL, OVERLAP])
+    clauses = cl.split_clauses([SEASONAL, OVERLAP])
     texts = [c.text for c in clauses]
     assert texts[0] == "2.1. Nhân viên thời vụ được hưởng 1 ngày phép năm có lương cho mỗi tháng làm việc đủ."
     assert texts[1].startswith("Tháng làm việc đủ")  # a second sentence on the same line
@@ -32,7 +33,7 @@ def test_clauses_keep_their_number_heading_and_decimals_and_skip_repeats():
 
 def test_a_frame_sentence_on_one_line_with_a_rule_leaves_the_rule():
     line = "Kính gửi: Quý khách. Từ ngày 01/06/2025, phí gửi xe máy là 5.000 đồng/lượt."
-    assert [c.text for c in ex.split_clauses([line])] == ["Từ ngày 01/06/2025, phí gửi xe máy là 5.000 đồng/lượt."]
+    assert [c.text for c in cl.split_clauses([line])] == ["Từ ngày 01/06/2025, phí gửi xe máy là 5.000 đồng/lượt."]
 
 
 def test_a_decisions_frame_is_never_quoted():
@@ -48,7 +49,7 @@ def test_a_decisions_frame_is_never_quoted():
         "Nơi nhận: Như Điều 1; Lưu: VT.",
         "Số 12 Lê Lợi là địa chỉ thư viện cơ sở 2.",
     ])
-    assert [c.text for c in ex.split_clauses([decision])] == [
+    assert [c.text for c in cl.split_clauses([decision])] == [
         "**Điều 1.** Sinh viên được mượn tối đa 5 cuốn sách trong 14 ngày.",
         "Số 12 Lê Lợi là địa chỉ thư viện cơ sở 2.",
     ]
@@ -66,7 +67,7 @@ def test_a_section_title_in_bold_is_never_quoted():
         "**Phí cấp lại thẻ: 50.000 đồng/lần**",
         "**Hồ sơ nộp muộn không được giải quyết trong mọi trường hợp.**",
     ])
-    assert [c.text for c in ex.split_clauses([rules])] == [
+    assert [c.text for c in cl.split_clauses([rules])] == [
         "Bệnh đặc biệt chờ 90 ngày kể từ ngày hiệu lực.",
         "**Điều 3.** Phòng Tài chính chịu trách nhiệm thi hành.",
         "**Phí cấp lại thẻ: 50.000 đồng/lần**",
@@ -78,11 +79,11 @@ def test_a_bold_section_title_heads_the_clauses_below_it_when_asked():
     """"- Pin: 12 tháng;" alone does not say it is a warranty period; under its bold title it does."""
     rules = "\n\n".join(["**Điều 4. Thời hạn bảo hành**", "- Thân máy và bo mạch: 24 tháng;", "- Pin: 12 tháng;",
                            "## Điều 5. Phí sửa chữa", "Phí kiểm tra máy ngoài bảo hành là 50.000 đồng."])
-    assert [(c.text, c.heading) for c in ex.split_clauses([rules], bold_headings=True)] == [
+    assert [(c.text, c.heading) for c in cl.split_clauses([rules], bold_headings=True)] == [
         ("Thân máy và bo mạch: 24 tháng;", "Điều 4. Thời hạn bảo hành"), ("Pin: 12 tháng;", "Điều 4. Thời hạn bảo hành"),
         ("Phí kiểm tra máy ngoài bảo hành là 50.000 đồng.", "Điều 5. Phí sửa chữa")]
-    assert [c.heading for c in ex.split_clauses([rules])][:2] == ["", ""]
-    chosen = [(c, 1.0) for c in ex.split_clauses([rules], bold_headings=True)[1:]]
+    assert [c.heading for c in cl.split_clauses([rules])][:2] == ["", ""]
+    chosen = [(c, 1.0) for c in cl.split_clauses([rules], bold_headings=True)[1:]]
     assert ex.compose_answer(chosen, ["Chính sách bảo hành"], "vi").splitlines()[1:] == [
         "- Điều 4. Thời hạn bảo hành — Pin: 12 tháng; (Chính sách bảo hành)",  # short: says what it is with its heading
         "- Phí kiểm tra máy ngoài bảo hành là 50.000 đồng. (Chính sách bảo hành)"]
@@ -96,7 +97,7 @@ def test_a_list_item_keeps_the_lead_in_that_introduced_its_list_when_asked():
         "- 5 ngày nghỉ khi chuyển ra ngoài tỉnh.",
         "Nhân viên tự thu xếp phương tiện đi lại.",
         "4.2. Hoàn phí: chỉ trong hai trường hợp: (a) hủy trước hạn; (b) theo yêu cầu công ty, mức 100% phí."])
-    leads = [(c.text, c.lead) for c in ex.split_clauses([rules], lead_ins=True)]
+    leads = [(c.text, c.lead) for c in cl.split_clauses([rules], lead_ins=True)]
     assert leads == [
         ("Khi chuyển nơi công tác, nhân viên được nghỉ:", ""),
         ("3 ngày nghỉ khi chuyển trong tỉnh;", "Khi chuyển nơi công tác, nhân viên được nghỉ"),
@@ -104,8 +105,8 @@ def test_a_list_item_keeps_the_lead_in_that_introduced_its_list_when_asked():
         ("Nhân viên tự thu xếp phương tiện đi lại.", ""),  # the full stop closed the list
         ("4.2. Hoàn phí: chỉ trong hai trường hợp: (a) hủy trước hạn;", ""),
         ("(b) theo yêu cầu công ty, mức 100% phí.", "4.2. Hoàn phí: chỉ trong hai trường hợp")]
-    assert all(c.lead == "" for c in ex.split_clauses([rules]))  # off: items stand alone
-    item = ex.split_clauses([rules], lead_ins=True)[2]
+    assert all(c.lead == "" for c in cl.split_clauses([rules]))  # off: items stand alone
+    item = cl.split_clauses([rules], lead_ins=True)[2]
     assert ex.scoring_text(item, "Chế độ công tác") == ("Chế độ công tác. Khi chuyển nơi công tác, nhân viên được nghỉ. "
                                                          "5 ngày nghỉ khi chuyển ra ngoài tỉnh.")
 
@@ -117,7 +118,7 @@ def test_the_rule_under_a_table_header_is_no_clause_and_a_table_ends_its_lead_in
         "|--------------|--------------|--------------|",
         "| Gói SAO2 | 135.000 đồng | 30 ngày |",
         "Giá cước đã bao gồm thuế giá trị gia tăng"])
-    assert [(c.text, c.lead) for c in ex.split_clauses([table], lead_ins=True)] == [
+    assert [(c.text, c.lead) for c in cl.split_clauses([table], lead_ins=True)] == [
         ("| Gói cước | Giá | Thời hạn |", "Bảng giá áp dụng như sau"),
         ("| Gói SAO2 | 135.000 đồng | 30 ngày |", "Bảng giá áp dụng như sau"),
         ("Giá cước đã bao gồm thuế giá trị gia tăng", "")]  # after the table, though no full stop closed it
@@ -129,14 +130,14 @@ def test_the_rule_under_a_table_header_is_no_clause_and_a_table_ends_its_lead_in
     "The branch changes its opening hours as follows:",
 ])
 def test_a_lead_in_announcing_what_follows_is_a_frame(line):
-    assert ex.is_frame_line(line)
+    assert cl.is_frame_line(line)
 
 
 @pytest.mark.parametrize("line", ["Trong 30 ngày đầu kể từ ngày vợ sinh con, lao động nam được nghỉ:",
                                   "Gia hạn thời hạn nộp học phí đến hết ngày 15/11/2024 đối với:",
                                   "Khách hàng được thông báo trước 30 ngày khi phí thay đổi."])
 def test_a_lead_in_that_states_a_fact_stays_a_clause(line):
-    assert not ex.is_frame_line(line)
+    assert not cl.is_frame_line(line)
 
 
 @pytest.mark.parametrize("line", ["SIM 4G/5G: 50.000 VNĐ", "Số ngày phép năm là 12 ngày.", "No. of days: 5",
@@ -144,17 +145,17 @@ def test_a_lead_in_that_states_a_fact_stays_a_clause(line):
                                   "Căn cứ kết quả đánh giá, nhân viên loại A được thưởng 2 tháng lương.",
                                   "LƯU Ý: KHÔNG HÚT THUỐC TRONG KHUÔN VIÊN."])
 def test_statements_with_capitals_or_a_number_word_stay_clauses(line):
-    assert not ex.is_frame_line(line)
+    assert not cl.is_frame_line(line)
 
 
 def test_scoring_text_names_the_document_and_section():
-    clause = ex.split_clauses([SEASONAL])[0]
+    clause = cl.split_clauses([SEASONAL])[0]
     assert ex.scoring_text(clause, "Nghỉ phép năm của nhân viên hợp đồng thời vụ").startswith(
         "Nghỉ phép năm của nhân viên hợp đồng thời vụ. Điều 2. Số ngày phép năm. 2.1.")
 
 
 def test_selection_takes_the_best_and_keeps_reading_order():
-    clauses = ex.split_clauses([SEASONAL])
+    clauses = cl.split_clauses([SEASONAL])
     chosen = ex.select_clauses(clauses, [0.80, 0.90, 0.87], ex.ExtractConfig(max_clauses=2))
     assert [c for c, _ in chosen] == [clauses[1], clauses[2]]
     short = ex.select_clauses(clauses, [0.95, 0.90, 0.87], ex.ExtractConfig(max_clauses=3, max_chars=100))
@@ -219,7 +220,7 @@ def test_answer_quotes_clauses_with_titles_in_the_question_language():
 
 
 def test_check_prompt_shows_exactly_the_quoted_clauses():
-    clauses = ex.split_clauses([SEASONAL])
+    clauses = cl.split_clauses([SEASONAL])
     chosen = [(clauses[0], 0.9)]
     system, user = check.check_prompt("Nhân viên thời vụ được nghỉ mấy ngày?", chosen, ["Nghỉ phép thời vụ"])
     assert "YES" in system and "NO" in system
@@ -273,7 +274,7 @@ def test_a_quantity_question_gets_a_clause_that_states_one():
                "Mỗi tài khoản được tra cứu tối đa 30 lượt mỗi ngày.\n"
                "Hạn mức cũ theo quy định năm trước không còn áp dụng.\n"
                "Cổng tra cứu gửi thông báo khi tài khoản gần hết lượt.")
-    clauses = ex.split_clauses([passage])
+    clauses = cl.split_clauses([passage])
     scores = [0.90, 0.80, 0.88, 0.86]  # the clause with the number scores last
     off = ex.select_clauses(clauses, scores, ex.ExtractConfig(max_clauses=3, fact_guard=False), "amount")
     assert all("30 lượt" not in c.text for c, _ in off)
@@ -291,7 +292,7 @@ def test_the_fact_guard_swaps_in_only_a_clause_that_states_a_quantity_and_fits()
                "Biểu phí năm 2025 cập nhật mỗi năm.\n"
                "Mỗi tài khoản được tra cứu tối đa 30 lượt mỗi ngày, tính theo giờ hệ thống của cổng tra cứu.\n"
                "Cổng tra cứu gửi thông báo khi hết lượt.")
-    clauses = ex.split_clauses([passage])
+    clauses = cl.split_clauses([passage])
     scores = [0.90, 0.80, 0.70, 0.88]
     # "2025 ... mỗi năm" has a rate's shape, but its only number is a year: the clause with 30 is swapped in
     on = ex.select_clauses(clauses, scores, ex.ExtractConfig(max_clauses=2, fact_guard=True), "amount")
@@ -339,8 +340,8 @@ def test_a_line_naming_the_issuer_or_the_act_is_never_quoted(line):
     """Scored with its title, such a line matches every question that names the organisation, and was quoted in
     place of the rule."""
     rule = "Hàng đông lạnh được giao trong 24 giờ kể từ khi xác nhận đơn."
-    assert [c.text for c in ex.split_clauses([f"{line}\n{rule}"], skip_issuers=True)] == [rule]
-    assert len(ex.split_clauses([f"{line}\n{rule}"], skip_issuers=False)) == 2  # off: kept as before
+    assert [c.text for c in cl.split_clauses([f"{line}\n{rule}"], skip_issuers=True)] == [rule]
+    assert len(cl.split_clauses([f"{line}\n{rule}"], skip_issuers=False)) == 2  # off: kept as before
 
 
 @pytest.mark.parametrize("line", [
@@ -357,7 +358,7 @@ def test_a_line_naming_the_issuer_or_the_act_is_never_quoted(line):
     "Issued with Decision No. 3/2024 which replaces the 2023 rules.",
 ])
 def test_a_rule_or_an_effective_date_beside_the_issuer_stays_a_clause(line):
-    assert not ex.is_issuer_line(line)
+    assert not cl.is_issuer_line(line)
 
 
 def test_the_clause_the_question_names_by_number_is_quoted_first():
@@ -375,7 +376,7 @@ def test_the_clause_the_question_names_by_number_is_quoted_first():
 
 
 def test_the_clause_that_answers_best_leads_the_quote_and_the_rest_keep_reading_order():
-    clauses = ex.split_clauses(["Quầy mở cửa từ 8 giờ đến 17 giờ các ngày trong tuần.\n"
+    clauses = cl.split_clauses(["Quầy mở cửa từ 8 giờ đến 17 giờ các ngày trong tuần.\n"
                                 "Phí đổi vé là 50.000 đồng mỗi lần.\n"
                                 "Vé đã đổi không được hoàn tiền."])
     chosen = list(zip(clauses, [0.70, 0.90, 0.60]))

@@ -96,7 +96,7 @@ def test_outputs_are_frozen() -> None:
 
 
 def test_selector_quotes_the_clause_the_model_names_or_refuses_on_zero() -> None:
-    from engines.answering.extract import Clause
+    from engines.answering.clauses import Clause
     from engines.steps.check import SelectCheck, parse_choice
 
     assert parse_choice("2", 4) == [1] and parse_choice("1, 3", 4) == [0, 2] and parse_choice("0", 4) == []
@@ -193,7 +193,7 @@ def _graded_state(cosine: float, answer) -> TurnState:
 
 
 def test_graded_check_refuses_when_the_model_doubts_and_the_cosine_is_low_for_this_corpus() -> None:
-    from engines.answering.extract import Clause
+    from engines.answering.clauses import Clause
     from engines.steps.check import GradedCheck
 
     clause = Clause("Lệ phí cấp lại thẻ là 50.000 đồng.", 0, 0)
