@@ -348,6 +348,17 @@ def without_shared_names(query: str, passages: Sequence[str]) -> str:
     return kept if len(re.findall(r"\w+", kept)) >= 3 else query
 
 
+def number_scores(question: str, clauses: Sequence[Clause], titled: Sequence[str], weight: float) -> list[float]:
+    """``weight`` for each clause whose number the question names, in a passage (``titled``: title and text) that
+    holds every code the question names; else 0."""
+    named = named_numbers(question) if weight else frozenset()
+    if not named:
+        return [0.0] * len(clauses)
+    codes = named_codes(question)
+    holds = [all(code in normalize(t).lower() for code in codes) for t in titled]
+    return [weight if holds[c.passage] and named.intersection(clause_numbers(c)) else 0.0 for c in clauses]
+
+
 def slot_scores(question: str, clauses: Sequence[Clause], weight: float) -> list[float]:
     """``weight`` for each clause that carries the kind of fact ``question`` asks for, else 0."""
     if weight == 0:
@@ -367,8 +378,8 @@ def rank_clauses(query: str, passages: Sequence[str], titles: Sequence[str],
         return [], []
     other = other_language(query, passages) if config.cross_language_boost else [False] * len(passages)
     texts = [scoring_text(c, _title(titles, c)) for c in clauses]
-    meaning = (without_shared_names(query, [f"{titles[i] if i < len(titles) else ''}\n{p}" for i, p in enumerate(passages)])
-               if config.drop_shared_names else query)
+    titled = [f"{titles[i] if i < len(titles) else ''}\n{p}" for i, p in enumerate(passages)]
+    meaning = without_shared_names(query, titled) if config.drop_shared_names else query
     scores = combined_scores(similarity(meaning, texts), lexical_scores(words or query, texts), config.lexical_weight)
     n = max(len(passages) - 1, 1)
     prior = [config.passage_weight * (1 - c.passage / n) for c in clauses]
@@ -379,12 +390,7 @@ def rank_clauses(query: str, passages: Sequence[str], titles: Sequence[str],
     noun = counted_noun(words or query) if config.count_weight else None
     counts = [config.count_weight if noun and states_count_of(c.text, noun) else 0.0 for c in clauses]
     crossed = [config.cross_language_boost if other[c.passage] else 0.0 for c in clauses]
-    named = named_numbers(words or query) if config.number_weight else frozenset()
-    codes = named_codes(words or query) if named else frozenset()
-    holds = [all(code in normalize(f"{_title(titles, Clause('', i, 0))} {p}").lower() for code in codes)
-             for i, p in enumerate(passages)] if named else []
-    numbered = [config.number_weight if named and holds[c.passage] and named.intersection(clause_numbers(c)) else 0.0
-                for c in clauses]
+    numbered = number_scores(words or query, clauses, titled, config.number_weight)
     return clauses, [s + b + p + r + k + x + n
                      for s, b, p, r, k, x, n in zip(scores, slots, prior, in_range, counts, crossed, numbered)]
 
