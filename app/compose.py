@@ -383,7 +383,7 @@ def _sql(parts: Parts) -> Step | None:
     engine = open_engine(url)
     schema = read_schema(engine, s.sql_tables, notes=read_notes(s.sql_notes), timeout_s=s.sql_timeout_s)
     road = SqlRoad(engine, schema, parts.models.llm, row_limit=s.sql_row_limit, timeout_s=s.sql_timeout_s,
-                   note_conditions=s.sql_note_conditions)
+                   note_conditions=s.sql_note_conditions, repairs=s.sql_repairs)
     router = RoadRouter(parts.models.embed_model, schema.terms(), values=schema.values(),
                         rule=RoadRule(margin=s.sql_route_margin))
     return SqlStep(road, router)

@@ -113,6 +113,10 @@ class _DatabaseSettings(_Sources):
     sql_note_conditions: bool = Field(True, description="A condition the notes attach in code to a term the question "
                                       "uses (`orders.status = 'completed'` for revenue) is added to a statement that reads "
                                       "its table and says nothing of its column.")
+    sql_repairs: bool = Field(True, description="Mend a generated statement before it runs: MySQL date functions "
+                              "(YEAR(), MONTH()) in the database's own terms, a column read through a table that lacks "
+                              "it (moved to the table that has it, joined along its foreign key), a value spelt "
+                              "otherwise than in the data ('VIP' for 'vip', 'Hue' for 'Huế').")
 
     @field_validator("sql_tables", mode="before")
     @classmethod

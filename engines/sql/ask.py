@@ -10,6 +10,7 @@ as run, and the error) is kept for the turn record.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,9 +21,10 @@ from sqlalchemy.engine import Engine
 
 from engines.sql import answer
 from engines.sql.conditions import Condition, conditions_in, with_conditions
-from engines.sql.database import DEFAULT_TIMEOUT_S, Rows, StatementFailed, fetch
+from engines.sql.database import DEFAULT_TIMEOUT_S, Rows, StatementFailed, column_values, fetch
 from engines.sql.guard import DEFAULT_ROW_LIMIT, INJECTION, UnsafeStatement, check_statement, request_problem
 from engines.sql.prompt import parse_sql, retry_message, sql_prompt
+from engines.sql.repair import repair
 from engines.sql.schema import Schema, notes_for
 
 logger = logging.getLogger(__name__)
@@ -33,6 +35,8 @@ SQL_WRITE_REQUEST, SQL_INJECTION, SQL_UNSAFE, SQL_FAILED, SQL_NO_TABLES = (
     "sql_write_request", "sql_injection", "sql_unsafe", "sql_failed", "sql_no_tables")
 #: Rows the turn record (and so /debug, the log and the API) keeps of a result.
 RECORDED_ROWS = 20
+#: Distinct values of a column looked up to spell a literal as the data does (names, cities).
+LOOKED_UP_VALUES = 2000
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,7 @@ class Attempt:
     error: str = ""
     stage: str = ""  # "llm" (no reply), "parse" (no statement in it), "guard" or "database"; "" when it ran
     conditions: tuple[str, ...] = ()  # what the notes required and the statement lacked, added before it ran
+    repairs: tuple[str, ...] = ()  # slips mended before it ran: a MySQL date function, a column's table, a value's spelling
 
 
 @dataclass(frozen=True)
@@ -78,9 +83,13 @@ class SqlRoad:
     no per-turn state (the engine pools connections)."""
 
     def __init__(self, engine: Engine, schema: Schema, llm: Any, *, row_limit: int = DEFAULT_ROW_LIMIT,
-                 timeout_s: float = DEFAULT_TIMEOUT_S, retries: int = 1, note_conditions: bool = True) -> None:
+                 timeout_s: float = DEFAULT_TIMEOUT_S, retries: int = 1, note_conditions: bool = True,
+                 repairs: bool = True) -> None:
         self.engine = engine
         self.note_conditions = note_conditions
+        self.repairs = repairs
+        self._values: dict[tuple[str, str], tuple[Any, ...]] = {}
+        self._values_lock = threading.Lock()
         self.schema = schema
         self.llm = llm
         self.row_limit = row_limit
@@ -127,6 +136,18 @@ class SqlRoad:
         defined = notes_for(question, self.schema.notes, defined_only=True)
         return conditions_in(defined, self.schema.columns(tables), {t: self.schema.tables[t].values for t in tables})
 
+    def _values_of(self, table: str, column: str) -> tuple[Any, ...]:
+        """A text column's values, to spell a literal as the data does: the schema's listed ones, else looked up
+        once (at most :data:`LOOKED_UP_VALUES`; a column with more is not matched) and kept."""
+        listed = self.schema.tables[table].values.get(column)
+        if listed is not None:
+            return listed
+        with self._values_lock:
+            if (table, column) not in self._values:
+                found = column_values(self.engine, table, [column], most=LOOKED_UP_VALUES, timeout_s=self.timeout_s)
+                self._values[(table, column)] = found.get(column, ())
+            return self._values[(table, column)]
+
     def _write_and_run(self, question: str, language: str, tables: tuple[str, ...], earlier: str) -> SqlOutcome:
         attempts: list[Attempt] = []
         required = self._conditions(question, tables)
@@ -155,12 +176,16 @@ class SqlRoad:
                                       llm_calls=len(attempts) + 1, timings_ms=_rounded(timings))
                 attempts.append(Attempt(error="no statement in the reply", stage="parse"))
                 break
-            completed, added = with_conditions(written, required, self.schema.dialect)
+            mended = repair(written, dialect=self.schema.dialect, columns=self.schema.columns(tables),
+                            joins=self.schema.joins(tables), values_of=self._values_of) if self.repairs else None
+            completed, added = with_conditions(mended.sql if mended else written, required, self.schema.dialect)
             notes_added = tuple(c.sql(c.table) for c in added)
+            repairs = mended.changes if mended else ()
             try:
                 checked = check_statement(completed, dialect=self.schema.dialect, allowed=tables, limit=self.row_limit)
             except UnsafeStatement as exc:
-                attempts.append(Attempt(written=written, error=str(exc), stage="guard", conditions=notes_added))
+                attempts.append(Attempt(written=written, error=str(exc), stage="guard", conditions=notes_added,
+                                        repairs=repairs))
                 logger.warning("SQL refused before running (%s): %r", exc, written)
                 if not exc.retryable:
                     return self._refused(language, SQL_UNSAFE, attempts, timings)
@@ -172,12 +197,12 @@ class SqlRoad:
             except StatementFailed as exc:
                 timings["sql_run"] += _ms(t0)
                 attempts.append(Attempt(written=written, ran=checked.sql, error=str(exc), stage="database",
-                                        conditions=notes_added))
+                                        conditions=notes_added, repairs=repairs))
                 logger.info("SQL failed (%s): %s", exc, checked.sql)
                 failed = attempts[-1]
                 continue
             timings["sql_run"] += _ms(t0)
-            attempts.append(Attempt(written=written, ran=checked.sql, conditions=notes_added))
+            attempts.append(Attempt(written=written, ran=checked.sql, conditions=notes_added, repairs=repairs))
             truncated = rows.truncated or (checked.capped and len(rows.rows) >= checked.limit)
             text = answer.compose(rows.columns, rows.rows, language, truncated=truncated)
             return SqlOutcome(ANSWERED, text, None, tuple(attempts), rows.columns, rows.rows, truncated,
