@@ -80,10 +80,11 @@ class Pipeline:
     # ------------------------------------------------------------------ running a turn
 
     def start(self, question: str, history: Sequence[Any] = (), *, options: TurnOptions = TurnOptions(),
-              rewrites: Sequence[tuple[str, str]] = ()) -> TurnState:
-        """A new turn's state (the session supplies history, its rewrites and its options)."""
+              rewrites: Sequence[tuple[str, str]] = (), previous_sql: str = "") -> TurnState:
+        """A new turn's state (the session supplies history, its rewrites, its options, and the statement that
+        answered its previous turn on the data road)."""
         return TurnState(question=question, language=detect_language(question), history=tuple(history),
-                         rewrites=tuple(rewrites), options=options)
+                         rewrites=tuple(rewrites), options=options, previous_sql=previous_sql)
 
     def run(self, state: TurnState, *, until: str | None = None) -> TurnState:
         """The state after every step that applies, or after ``until`` (a step name)."""

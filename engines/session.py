@@ -102,7 +102,14 @@ class Session:
     def _start(self, message: str, chat_history: Sequence[ChatMessage] | None) -> Any:
         rewrites = list(reversed(self._rewrites))
         return self.pipeline.start(message, self.history(message, chat_history), options=self.options,
-                                   rewrites=rewrites)
+                                   rewrites=rewrites, previous_sql=self._previous_sql() if chat_history is None else "")
+
+    def _previous_sql(self) -> str:
+        """The statement that answered the previous turn from the data ("" when it took another road or failed)."""
+        last = self.last_record
+        if last is None or last.route != "sql" or last.sql.get("status") != "answered":
+            return ""
+        return str(last.sql.get("statement") or "")
 
     def prepare(self, message: str, chat_history: Sequence[ChatMessage] | None = None) -> AnswerStream:
         """Every step of the turn; the returned stream writes the answer and records the turn.

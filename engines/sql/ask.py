@@ -97,10 +97,11 @@ class SqlRoad:
         self.retries = retries
 
     def answer(self, question: str, language: str, *, words: str = "", earlier: str = "",
-               only: Sequence[str] | None = None) -> SqlOutcome:
+               only: Sequence[str] | None = None, previous_sql: str = "") -> SqlOutcome:
         """Answer the standalone ``question`` from the tables (``only``: a key's tables; None: all
         configured). ``words``: the user's own message, checked for write requests too; ``earlier``:
-        the standalone question a follow-up continues (shown to the SQL writer)."""
+        the standalone question a follow-up continues, and ``previous_sql`` the statement that answered it
+        (both shown to the SQL writer)."""
         problem = request_problem(words) or request_problem(question)
         if problem is not None:
             reason = SQL_INJECTION if problem == INJECTION else SQL_WRITE_REQUEST
@@ -108,7 +109,7 @@ class SqlRoad:
         tables = self.schema.allowed(only)
         if not tables:
             return SqlOutcome(REFUSED, answer.message(language, "failed"), SQL_NO_TABLES)
-        return self._write_and_run(question, language, tables, earlier)
+        return self._write_and_run(question, language, tables, earlier, previous_sql)
 
     def warm(self) -> bool:
         """Have the LLM read the schema prompt once (its answer is not run), so llama.cpp's prompt
@@ -122,10 +123,11 @@ class SqlRoad:
             return False
         return True
 
-    def _prompt(self, question: str, tables: tuple[str, ...], earlier: str = "") -> str:
+    def _prompt(self, question: str, tables: tuple[str, ...], earlier: str = "", previous_sql: str = "") -> str:
         """The first request: the same long part for every question, then what is particular to it."""
         return sql_prompt(dialect=self.schema.dialect, schema=self.schema.describe(tables), notes=self.schema.notes,
                           question=question, limit=self.row_limit, earlier=earlier, recap=self.schema.recap(tables),
+                          previous_sql=previous_sql,
                           rules=notes_for(f"{earlier} {question}" if earlier else question, self.schema.notes))
 
     def _conditions(self, question: str, tables: tuple[str, ...]) -> list[Condition]:
@@ -148,12 +150,13 @@ class SqlRoad:
                 self._values[(table, column)] = found.get(column, ())
             return self._values[(table, column)]
 
-    def _write_and_run(self, question: str, language: str, tables: tuple[str, ...], earlier: str) -> SqlOutcome:
+    def _write_and_run(self, question: str, language: str, tables: tuple[str, ...], earlier: str,
+                       previous_sql: str = "") -> SqlOutcome:
         attempts: list[Attempt] = []
         required = self._conditions(question, tables)
         timings = {"sql_write": 0.0, "sql_run": 0.0}
         failed: Attempt | None = None
-        chat = [ChatMessage(role=MessageRole.USER, content=self._prompt(question, tables, earlier))]
+        chat = [ChatMessage(role=MessageRole.USER, content=self._prompt(question, tables, earlier, previous_sql))]
         for _ in range(1 + self.retries):
             if failed is not None:  # a second try is a chat turn: its own statement above, the error below
                 statement = failed.ran or failed.written

@@ -30,6 +30,8 @@ SQL_PROMPT = PromptTemplate(
     "Question: {question}\n"
 )
 CONTEXT = "This question follows up on an earlier one: {earlier}\n"
+EDIT = ("The earlier question was answered by this statement:\n```sql\n{statement}\n```\n"
+        "Start from it: keep its tables, joins and conditions, and change only what this question changes.\n")
 RULES = "Notes that apply to this question (follow them):\n{rules}\n"
 
 #: What small models get wrong per dialect (they were trained mostly on MySQL-flavoured SQL).
@@ -47,13 +49,16 @@ _STATEMENT_END = re.compile(r"(?s);|\n\s*\n|\n(?=(?:SQLResult|Answer|Explanation
 
 
 def sql_prompt(*, dialect: str, schema: str, notes: str, question: str, limit: int, earlier: str = "",
-               recap: str = "", rules: Sequence[str] = ()) -> str:
+               recap: str = "", rules: Sequence[str] = (), previous_sql: str = "") -> str:
     """The first request. ``earlier``: the standalone question a follow-up continues (a rewrite may
     have lost what was counted); ``recap``: the columns and joins again, next to the question;
     ``rules``: the notes passages this question touches, repeated after everything that is the same
-    for every question (so llama.cpp's prompt cache still holds the long part)."""
+    for every question (so llama.cpp's prompt cache still holds the long part); ``previous_sql``: the statement
+    that answered the earlier question (a follow-up edits it rather than writing anew)."""
     shown = RULES.format(rules="\n".join(f"- {r.strip()}" for r in rules)) if rules else ""
     context = CONTEXT.format(earlier=earlier.strip()) if earlier.strip() and earlier.strip() != question.strip() else ""
+    if context and previous_sql.strip():
+        context += EDIT.format(statement=previous_sql.strip())
     return SQL_PROMPT.format(dialect=dialect, dialect_tips=DIALECT_TIPS.get(dialect, ""), schema=schema,
                              notes=notes.strip() or "(none)", question=question.strip(), limit=limit, no_sql=NO_SQL,
                              context=context, recap=recap, rules=shown)

@@ -64,6 +64,7 @@ class TurnState:
     language: str
     history: tuple[ChatMessage, ...] = ()
     rewrites: tuple[tuple[str, str], ...] = ()  # (question, query) of the session's earlier turns, newest first
+    previous_sql: str = ""  # the statement that answered the session's previous turn on the data road
     options: TurnOptions = TurnOptions()
     query: str = ""
     nodes: tuple[NodeWithScore, ...] = ()  # the context, best first

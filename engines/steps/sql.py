@@ -79,8 +79,11 @@ class SqlStep(BaseStep):
         follows = decision.signals.terse and decision.signals.previous == SQL and bool(earlier)
         before = (earlier[0][1] or earlier[0][0]) if follows else ""
         swapped = swap_value(before, state.question, self._value_columns) if follows else None
+        # a follow-up of a data turn (terse, or rewritten by the condense step) edits the statement that answered it
+        edits = bool(state.previous_sql and earlier) and (follows or query.strip() != state.question.strip())
         outcome = self.road.answer(swapped or query, state.language, words=state.question,
-                                   only=state.options.sql_tables, earlier=before)
+                                   only=state.options.sql_tables, earlier=before or (earlier[0][1] if edits else ""),
+                                   previous_sql=state.previous_sql if edits else "")
         return Queried(llm_calls=outcome.llm_calls, timings_ms={**timings, **outcome.timings_ms}, decision=decision,
                        outcome=outcome, query=swapped or "")
 

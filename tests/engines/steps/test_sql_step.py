@@ -61,6 +61,10 @@ def test_a_data_question_then_a_terse_follow_up_both_take_the_data_road(with_dat
     # the SQL writer reads the standalone question and the one it follows up on
     assert f"Question: {follow.query}" in llm.prompts[-1]
     assert "follows up on an earlier one: Có bao nhiêu khách hàng ở Hà Nội?" in llm.prompts[-1]
+    # ... and edits the statement that answered it
+    assert "answered by this statement:\n```sql\nSELECT COUNT(*) AS customers FROM customers WHERE city = 'Hà Nội' " \
+           "LIMIT 200\n```" in llm.prompts[-1]
+    assert "answered by this statement" not in llm.prompts[0]
 
     logged = [json.loads(line) for line in (tmp_path / "logs" / "turns.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [r["route"] for r in logged] == ["sql", "sql"] and logged[1]["sql"]["rows"] == [[41]]
