@@ -58,9 +58,13 @@ _CUES = re.compile(
     r"how\s+many|total|sum|average|highest|lowest|largest|smallest|most|least|rank(?:ing|ed)?|"
     r"percent(?:age)?|ratio|sorted\s+by|per\s+(?:month|quarter|year)|"
     r"count|list|top)\b")
-#: "bao nhiêu" / "how much" / "number of" count only right before a schema term ("bao nhiêu khách hàng",
-#: not "bao nhiêu ngày phép").
-_COUNT_LEAD = re.compile(r"(?iu)\b(?:(?:có\s+)?bao\s+nhiêu|số|number\s+of|how\s+much)\s+(?:the\s+|các\s+|những\s+)?$")
+#: "bao nhiêu" / "how much" / "number of" count only before a schema term ("bao nhiêu khách hàng", "bao nhiêu
+#: đơn bị khách trả", not "bao nhiêu ngày phép"): "số" and "number of" right before it, "bao nhiêu" and "how
+#: many" within two words of it.
+_COUNT_LEAD = re.compile(r"(?iu)\b(?:(?:(?:có\s+)?bao\s+nhiêu|how\s+(?:much|many))\s+(?:the\s+|các\s+|những\s+)?"
+                         r"(?:\w+\s+){0,2}|(?:số|number\s+of)\s+(?:the\s+|các\s+|những\s+)?)$")
+#: A schema term naming one record: "đơn hàng số 250", "order #250", "khách hàng mã KH001", "chi nhánh HN01".
+_RECORD = re.compile(r"(?u)^\s*(?:(?i:số|mã|id|no\.?|number|#)\s*#?[\w-]*\d[\w-]*|[A-Z]{1,4}-?\d{2,}\b)")
 #: Words of a follow-up short enough to lean on the previous turn.
 TERSE_WORDS = 7
 
@@ -102,15 +106,18 @@ class RoadDecision:
 
 def decide_road(s: RoadSignals, rule: RoadRule = RoadRule()) -> tuple[str, str]:
     """(road, reason): the data for a request to change it (an order, or naming the schema: refused
-    there), for a question that names the schema and reads like a data question, or for a terse follow-up of a data turn that the documents do not clearly claim (twice
-    the slack when it names a value of the data: "Còn Đà Nẵng?" stays; "Còn quy định nghỉ phép thì
-    sao?" goes to the documents)."""
+    there), for a question that names the schema and reads like a data question, for a terse follow-up of a
+    data turn that the documents do not clearly claim (twice the slack when it names a value of the data:
+    "Còn Đà Nẵng?" stays; "Còn quy định nghỉ phép thì sao?" goes to the documents), and for an aggregate asked
+    right after a data turn ("Chiếm bao nhiêu phần trăm tổng số đơn năm đó?")."""
     lead = s.sql_similarity - s.docs_similarity
     if s.asks_change and (s.schema_terms or not s.asked):  # an order: no other road may answer "done" to it
         return SQL, "asks to change the data (refused there, plainly)"
     if s.terse and s.previous == SQL and (lead > -rule.followup_slack
                                           or (s.values and lead > -2 * rule.followup_slack)):
         return SQL, "a short follow-up of a data question"
+    if s.cues and s.previous == SQL and lead > -rule.cue_slack:
+        return SQL, f"asks for {s.cues[0]!r} after a data question"
     if not s.schema_terms:
         return DOCS, "names nothing in the schema"
     if s.cues and lead > -rule.cue_slack:
@@ -128,14 +135,19 @@ def find_terms(question: str, terms: Collection[str]) -> tuple[str, ...]:
 
 
 def find_cues(question: str, terms: Collection[str]) -> tuple[str, ...]:
-    """What the question asks for: an aggregate or ranking word, or "bao nhiêu" right before a term."""
-    text = normalize(question).lower()
+    """What the question asks for: an aggregate or ranking word, "bao nhiêu" before a term, or one record
+    of a term by its number or code."""
+    shown = normalize(question)
+    text = shown.lower()
     cues = [m.group(0) for m in _CUES.finditer(text)]
     for term in terms:
         for match in re.finditer(rf"(?<!\w){re.escape(term)}(?!\w)", text):
             lead = _COUNT_LEAD.search(text[: match.start()])
             if lead:
                 cues.append(lead.group(0).strip() + " " + term)
+            record = _RECORD.match(shown[match.end():])
+            if record:
+                cues.append(term + " " + record.group(0).strip())
     return tuple(dict.fromkeys(cues))
 
 

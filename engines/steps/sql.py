@@ -18,7 +18,7 @@ from llama_index.core.base.llms.types import MessageRole
 
 from engines.sql.ask import NO_SQL, REFUSED, SqlOutcome, SqlRoad
 from engines.sql.guard import request_problem
-from engines.sql.road import SQL, RoadDecision, RoadRouter, swap_value
+from engines.sql.road import SQL, RoadDecision, RoadRouter, is_terse, swap_value
 from engines.steps.base import BaseStep, Draft, StepOutput, TurnState
 
 
@@ -72,7 +72,8 @@ class SqlStep(BaseStep):
         query = state.query or state.question
         earlier = earlier_turns(state)
         t0 = time.perf_counter()
-        decision = self.router.decide(query, question=state.question, previous=self.router.previous_road(earlier))
+        decision = self.router.decide(_road_query(state), question=state.question,
+                                      previous=self.router.previous_road(earlier))
         timings = {"sql_route": round((time.perf_counter() - t0) * 1000, 2)}
         if decision.road != SQL:
             return Queried(timings_ms=timings, decision=decision)
@@ -86,6 +87,18 @@ class SqlStep(BaseStep):
                                    previous_sql=state.previous_sql if edits else "")
         return Queried(llm_calls=outcome.llm_calls, timings_ms={**timings, **outcome.timings_ms}, decision=decision,
                        outcome=outcome, query=swapped or "")
+
+
+def _road_query(state: TurnState) -> str:
+    """What the road is judged on: the standalone question, or the user's own words when the condense step fell
+    back to gluing the earlier question before them and they are not a terse follow-up (the earlier question's
+    "bao nhiêu đơn" must not pull "mấy ngày mới nhận được hàng?" onto the data road)."""
+    query = state.query or state.question
+    condensed = state.output("condense")
+    trace = getattr(condensed, "trace", None)
+    if getattr(trace, "fallback_reason", None) and not is_terse(state.question):
+        return state.question
+    return query
 
 
 def earlier_turns(state: TurnState) -> list[tuple[str, str]]:

@@ -67,6 +67,25 @@ def test_bao_nhieu_counts_as_a_cue_only_before_a_schema_term() -> None:
     assert find_cues("Nhân viên thử việc được nghỉ phép bao nhiêu ngày?", TERMS) == ()
     assert find_cues("Chi nhánh nào có tổng dư nợ cao nhất?", TERMS)[:2] == ("tổng", "cao nhất")
     assert find_cues("Chi nhánh nào có nhiều khách hàng nhất?", TERMS)[0] == "nhiều khách hàng nhất"
+    # "bao nhiêu" / "how many" reach a term two words on; "số" only right before it
+    assert find_cues("Năm nay có bao nhiêu đơn bị khách hàng rút lại?", TERMS) == ("có bao nhiêu đơn bị khách hàng",)
+    assert find_cues("How many overdue loans are there?", TERMS) == ("how many", "how many overdue loans")
+    assert find_cues("Số ngày nghỉ của nhân viên là bao nhiêu?", TERMS) == ()
+    assert find_cues("Bao nhiêu tiền thì được miễn phí, hỏi cho khách hàng?", TERMS) == ()
+
+
+def test_one_record_named_by_its_number_or_code_is_a_cue_and_a_mere_number_is_not() -> None:
+    assert find_cues("Khoản vay số 250 đang ở trạng thái gì?", TERMS) == ("khoản vay số 250",)
+    assert find_cues("What is the status of loan #77?", TERMS) == ("loan #77",)
+    assert find_cues("Chi nhánh HN01 mở cửa năm nào?", TERMS) == ("chi nhánh HN01",)
+    assert find_cues("Khách hàng 60 tuổi có được vay không?", TERMS) == ()
+
+
+def test_an_aggregate_asked_right_after_a_data_turn_stays_on_the_data_road() -> None:
+    share = RoadSignals(sql_similarity=0.79, docs_similarity=0.80, cues=("bao nhiêu phần trăm",), previous=SQL)
+    assert decide_road(share)[0] == SQL
+    assert decide_road(dataclasses.replace(share, previous=DOCS))[0] == DOCS  # nothing in the schema, after documents
+    assert decide_road(dataclasses.replace(share, cues=()))[0] == DOCS
 
 
 @pytest.fixture

@@ -130,3 +130,21 @@ def test_a_sessions_table_list_narrows_what_the_road_may_read(with_data) -> None
     record = engine.last_record
     assert record.route == "sql" and record.refused and record.refusal_reason == "sql_failed"
     assert "CREATE TABLE staff" not in llm.prompts[0] and "not allowed" in record.sql["attempts"][0]["error"]
+
+
+def test_the_road_reads_the_users_words_when_the_condense_step_only_glued_the_earlier_question_before_them() -> None:
+    from engines.record import CondenseTrace
+    from engines.steps.base import TurnState
+    from engines.steps.condense import Condensed
+    from engines.steps.sql import _road_query
+
+    words = "Khách ở Huế đặt online thì mấy ngày mới nhận được hàng?"
+    glued = f"Có bao nhiêu khách hàng ở Hà Nội: {words}"
+
+    def state(question: str, reason: str | None) -> TurnState:
+        condensed = Condensed(query=glued, trace=CondenseTrace(used_llm=True, fallback_reason=reason))
+        return TurnState(question=question, language="vi", query=glued, outputs=(("condense", condensed),))
+
+    assert _road_query(state(words, "answered")) == words
+    assert _road_query(state(words, None)) == glued  # a rewrite the condense step stood by
+    assert _road_query(state("Còn ở Huế?", "answered")) == glued  # terse: the earlier question decides
