@@ -8,7 +8,8 @@ that need no second LLM call to fix:
   integer). sqlglot parses MySQL's functions in any dialect; here they become what the database has.
 - **A column read through the wrong table**: ``oi.order_date`` when ``order_date`` is a column of the
   ``orders o`` the statement already joins, or ``products.category`` with ``products`` never joined. The
-  column is read from the one table in the query that has it, or that table is joined along its foreign key.
+  column is read from the one table in the query that has it, or that table is joined along its foreign key;
+  an invented ``T2.year`` is the year of that table's one date column.
 - **A value spelt otherwise than in the data**: ``tier = 'VIP'`` for ``'vip'``, ``city = 'Hue'`` for
   ``'Huế'``, ``branch_name = 'Hải Châu'`` for ``'Lá Bàng Hải Châu'``; ``category = 'Sách'`` when several
   categories begin so becomes ``LIKE 'Sách%'``. Only a literal the column does not hold is touched, and
@@ -64,7 +65,7 @@ def repair(sql: str, *, dialect: str, columns: Mapping[str, Sequence[str]], join
     tree = parsed.copy()
     tables = {t.lower(): (t, {c.lower(): c for c in cs}) for t, cs in columns.items()}
     try:
-        changes = [*(_dates(tree) if dialect == "sqlite" else ()), *_columns(tree, tables, _edges(joins, tables))]
+        changes = [*_columns(tree, tables, _edges(joins, tables)), *(_dates(tree) if dialect == "sqlite" else ())]
         if values_of is not None:
             changes += _values(tree, tables, values_of)
     except (OptimizeError, ParseError, TokenError, ValueError):
@@ -154,12 +155,30 @@ def _columns(tree: exp.Expression, tables: Tables, edges: list[tuple[str, str, s
             if alias is None:
                 alias, joined = _join_holder(scope, name, qualifier, sources, tables, edges)
                 changes += [joined] if joined else []
+            if alias is None and name in _PART_COLUMNS and (dated := _date_column(qualifier, sources, tables)):
+                part = _PART_COLUMNS[name](this=exp.column(dated[1], table=dated[0]))
+                changes.append(f"{column.sql()} -> {part.sql()}")
+                column.replace(part)
+                continue
             if alias:
                 before = column.sql()
                 column.set("table", exp.to_identifier(alias))
                 column.set("this", exp.to_identifier(tables[sources[alias.lower()]][1][name]))
                 changes += [f"{before} -> {column.sql()}"] if column.sql() != before else []
     return list(dict.fromkeys(changes))
+
+
+#: Columns small models invent for a part of a date ("T2.year = 2025"), read from the table's one date column.
+_PART_COLUMNS: dict[str, type[exp.Func]] = {"year": exp.Year, "month": exp.Month, "day": exp.Day}
+_DATE_NAME = re.compile(r"(?i)date|_on$|_at$")
+
+
+def _date_column(qualifier: str, sources: Mapping[str, str], tables: Tables) -> tuple[str, str] | None:
+    """(alias, column) of the one date column of the table ``qualifier`` reads (unqualified: the one in the scope)."""
+    aliases = [qualifier] if qualifier in sources else [] if qualifier else list(sources)
+    found = [(alias, column) for alias in aliases for column in tables[sources[alias]][1].values()
+             if _DATE_NAME.search(column)]
+    return found[0] if len(found) == 1 else None
 
 
 def _table_sources(scope: Scope, tables: Tables) -> dict[str, str]:

@@ -57,6 +57,15 @@ def test_a_column_only_one_other_table_has_is_joined_from_the_table_it_was_read_
     assert "JOIN depots ON depots.depot_id = v.depot_id" in fixed.sql and "depots.region = 'Bắc'" in fixed.sql
 
 
+def test_an_invented_year_column_is_the_year_of_the_tables_one_date_column() -> None:
+    fixed = mend("SELECT COUNT(*) FROM shipments s WHERE s.year = 2025 AND month = 3")
+    assert "CAST(STRFTIME('%Y', s.shipped_on) AS INTEGER) = 2025" in fixed.sql
+    assert "CAST(STRFTIME('%m', s.shipped_on) AS INTEGER) = 3" in fixed.sql
+    assert "EXTRACT(YEAR FROM s.shipped_on) = 2025" in mend("SELECT COUNT(*) FROM shipments s WHERE s.year = 2025",
+                                                           "postgresql").sql
+    assert mend("SELECT COUNT(*) FROM depots d WHERE d.year = 2025").changes == ()  # no date column to read it from
+
+
 def test_columns_that_resolve_or_could_be_several_tables_are_left_as_written() -> None:
     right = "SELECT d.region, SUM(s.weight_kg) AS kg FROM shipments s JOIN depots d ON d.depot_id = s.depot_id GROUP BY 1"
     assert mend(right).changes == ()
