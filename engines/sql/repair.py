@@ -142,6 +142,8 @@ def _columns(tree: exp.Expression, tables: Tables, edges: list[tuple[str, str, s
         shown = {e.alias.lower() for e in scope.expression.expressions if e.alias} if isinstance(
             scope.expression, exp.Select) else set()
         for column in list(scope.columns):
+            if column.find_ancestor(exp.Select) is not scope.expression:  # a subquery's own (sqlglot lists it here too)
+                continue
             name, qualifier = column.name.lower(), column.table.lower()
             if (qualifier in outer and qualifier not in sources) or (not qualifier and name in shown):
                 continue
@@ -225,6 +227,11 @@ def _join_holder(scope: Scope, name: str, qualifier: str, sources: dict[str, str
         return nothing
     column, alias, other = via[0]
     real = tables[target][0]
+    for unqualified in scope.columns:  # columns the new table also has would turn ambiguous: name their table now
+        owners = [a for a, t in sources.items() if unqualified.name.lower() in tables[t][1]]
+        if (not unqualified.table and unqualified.find_ancestor(exp.Select) is select
+                and unqualified.name.lower() in tables[target][1] and len(owners) == 1):
+            unqualified.set("table", exp.to_identifier(owners[0]))
     on = exp.column(column, table=real).eq(exp.column(other, table=alias))
     select.join(exp.to_table(real), on=on, join_type="inner", copy=False)
     sources[target] = target

@@ -52,6 +52,11 @@ def test_a_table_named_but_never_joined_is_joined_along_its_foreign_key() -> Non
     assert fixed.changes == ("JOIN depots ON depots.depot_id = shipments.depot_id",)
 
 
+def test_a_join_added_names_the_table_of_the_columns_it_would_make_ambiguous() -> None:
+    fixed = mend("SELECT COUNT(*) FROM shipments WHERE depot_id = 2 AND region = 'Nam'")
+    assert "shipments.depot_id = 2 AND depots.region = 'Nam'" in fixed.sql
+
+
 def test_a_column_only_one_other_table_has_is_joined_from_the_table_it_was_read_through() -> None:
     fixed = mend("SELECT v.plate FROM vans v WHERE v.region = 'Bắc'")
     assert "JOIN depots ON depots.depot_id = v.depot_id" in fixed.sql and "depots.region = 'Bắc'" in fixed.sql
@@ -78,6 +83,9 @@ def test_columns_that_resolve_or_could_be_several_tables_are_left_as_written() -
     assert mend(correlated).changes == ()
     ordered = "SELECT s.state, COUNT(*) AS n FROM shipments s GROUP BY s.state ORDER BY n DESC"
     assert mend(ordered).changes == ()
+    # a subquery's unqualified column is its own table's: the outer query gains no join (and no ambiguity)
+    nested = "SELECT COUNT(*) FROM vans WHERE depot_id = (SELECT depot_id FROM depots WHERE region = 'Nam')"
+    assert mend(nested).changes == ()
 
 
 @pytest.mark.parametrize(("literal", "expected"), [
