@@ -6,7 +6,12 @@ signal (the best score; how far the best stands above the rest of its pool) the 
 one that refuses at most ``--budget`` of dev's answerable turns; test is then read with that bar,
 unanswerable refused beside answerable refused.
 
-    python -m evals.reader_refusal --dev runs/headroom/r2-*-dev.json --test runs/headroom/r2-*-test.json
+With ``--unknown-terms INDEX_ROOT`` it also reads the rule that uses both signals: refuse a question that
+names a word no document uses (``engines.answering.unknown_terms``, over the BM25 vocabulary of the index
+the pool was scored on, ``INDEX_ROOT/SPLIT``) only when the reader's best score is also under a bar.
+
+    python -m evals.reader_refusal --dev runs/headroom/r2-*-dev.json --test runs/headroom/r2-*-test.json \
+        [--unknown-terms runs/idx]
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from engines.answering.unknown_terms import Vocabulary, unknown_terms
+from engines.corpus.store import load_bm25
+
 #: Each signal reads a pool's logits, best first.
 SIGNALS: dict[str, Callable[[list[float]], float]] = {
     "best score": lambda lg: lg[0],
@@ -30,16 +38,52 @@ SIGNALS: dict[str, Callable[[list[float]], float]] = {
 }
 
 
-def pools(paths: Sequence[Path]) -> list[tuple[bool, list[float]]]:
-    """(answerable, logits best first) per turn with a scored pool."""
-    out = []
+def pools(paths: Sequence[Path], index_root: Path | None = None) -> list[tuple[bool, list[float]]]:
+    """(answerable, logits best first) per turn with a scored pool; with ``index_root``, (answerable, logits, whether
+    the query names a word the split's documents never use)."""
+    out: list[Any] = []
     for path in paths:
-        for turn in json.loads(path.read_text(encoding="utf-8"))["turns"]:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        vocabulary = _vocabulary(index_root / Path(data["dataset"]).parent.parent.name) if index_root else None
+        for turn in data["turns"]:
             scores = turn.get("scores") or []
             if scores:
                 logits = sorted((_logit(p) for p in scores), reverse=True)
-                out.append((bool(turn["answerable"]), logits))
+                if vocabulary is None:
+                    out.append((bool(turn["answerable"]), logits))
+                else:
+                    out.append((bool(turn["answerable"]), logits, bool(unknown_terms(turn["query"], vocabulary))))
     return out
+
+
+def _vocabulary(index_dir: Path) -> Vocabulary:
+    bm25 = load_bm25(index_dir)
+    if bm25 is None:
+        raise ValueError(f"{index_dir}: no BM25 index there (the --index evals.headroom scored the pool on)")
+    return Vocabulary.of(bm25.vocabulary(), bm25.tokenizer_settings)
+
+
+#: Bars on the best logit swept for the rule with both signals.
+BOTH_BARS = (-6.0, -5.0, -4.0, -3.0, -2.0, -1.0, 0.0)
+
+
+def both(dev: list[tuple[bool, list[float], bool]], test: list[tuple[bool, list[float], bool]],
+         budget: float) -> dict[str, Any]:
+    """Unknown words alone, and unknown words with the best score under each bar (the bar dev allows at ``budget``
+    marked): {name: {"dev": ..., "test": ...}}."""
+    out: dict[str, Any] = {"unknown words alone": {"dev": _rate(dev, math.inf), "test": _rate(test, math.inf)}}
+    allowed = [bar for bar in BOTH_BARS if (_rate(dev, bar)["answerable_refused"] or 0) <= budget]
+    for bar in BOTH_BARS:
+        mark = " (dev's bar)" if allowed and bar == max(allowed) else ""
+        out[f"unknown words and best < {bar:g}{mark}"] = {"dev": _rate(dev, bar), "test": _rate(test, bar)}
+    return out
+
+
+def _rate(rows: list[tuple[bool, list[float], bool]], bar: float) -> dict[str, Any]:
+    answerable = [unknown and lg[0] < bar for a, lg, unknown in rows if a]
+    unanswerable = [unknown and lg[0] < bar for a, lg, unknown in rows if not a]
+    return {"answerable_refused": _share(answerable), "unanswerable_refused": _share(unanswerable),
+            "answerable": len(answerable), "unanswerable": len(unanswerable)}
 
 
 def calibrate(dev: list[tuple[bool, list[float]]], signal: Callable[[list[float]], float], budget: float) -> float:
@@ -84,18 +128,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dev", type=Path, nargs="+", required=True, help="evals.headroom --out files of dev splits")
     parser.add_argument("--test", type=Path, nargs="+", required=True, help="the same for test splits")
     parser.add_argument("--budget", type=float, default=0.08, help="answerable dev turns the bar may refuse")
+    parser.add_argument("--unknown-terms", type=Path, metavar="INDEX_ROOT",
+                        help="also read unknown words with the reader's score (each split's index in INDEX_ROOT/SPLIT)")
     args = parser.parse_args(argv)
     for path in [*args.dev, *args.test]:
         if not path.is_file():
             parser.error(f"{path}: no such file (write it with python -m evals.headroom ... --reranker reader --out)")
     try:
         table = report(pools(args.dev), pools(args.test), args.budget)
+        if args.unknown_terms:
+            table.update(both(pools(args.dev, args.unknown_terms), pools(args.test, args.unknown_terms), args.budget))
     except ValueError as exc:
         parser.error(str(exc))
     print(f"{'signal':26} {'bar':>7}  dev answerable / unanswerable refused   test answerable / unanswerable refused")
     for name, row in table.items():
         d, t = row["dev"], row["test"]
-        print(f"{name:26} {row['bar']:7.3f}  {_shown(d['answerable_refused'])} / {_shown(d['unanswerable_refused'])} "
+        print(f"{name:26} {row.get('bar', math.nan):7.3f}  {_shown(d['answerable_refused'])} / {_shown(d['unanswerable_refused'])} "
               f"({d['unanswerable']} unanswerable)          {_shown(t['answerable_refused'])} / "
               f"{_shown(t['unanswerable_refused'])} ({t['unanswerable']} unanswerable)")
     return 0
