@@ -293,6 +293,12 @@ def _clause_reader(parts: Parts) -> Any:
     return build_reranker(parts.settings.model_copy(update={"reranker": READER}))
 
 
+def _defers_unknown(parts: Parts) -> bool:
+    """Unknown words refuse in the rerank step, where the reader's score is known, not in the gate."""
+    s = parts.settings
+    return s.refuse_unknown_terms and s.unknown_terms_reader_bar is not None and _reranks(parts)
+
+
 def _vocabulary(parts: Parts) -> Vocabulary | None:
     """The corpus's words for the gate's unknown-term refusal, when it is on and the index has BM25."""
     bm25 = parts.index.bm25
@@ -433,9 +439,12 @@ STEP_BUILDERS: dict[str, StepBuilder] = {
                                        pool=max(p.settings.rerank_pool, p.settings.top_k) if _reranks(p) else None),
     "gate": lambda p: GateStep(RelevanceGate(gate_threshold(p.settings, p.index.manifest), p.settings.refusal_min_bm25,
                                              p.settings.calibrated("refusal_english_offset")),
-                               vocabulary=_vocabulary(p), min_known=p.settings.unknown_terms_min_known),
+                               vocabulary=_vocabulary(p), min_known=p.settings.unknown_terms_min_known,
+                               defer_unknown=_defers_unknown(p)),
     "rerank": lambda p: RerankStep(p.models.reranker, top_n=p.settings.top_k, min_score=p.settings.reader_min_score,
-                                   fused_weight=p.settings.rerank_fused_weight) if _reranks(p) else None,
+                                   fused_weight=p.settings.rerank_fused_weight,
+                                   unknown_terms_bar=p.settings.unknown_terms_reader_bar if _defers_unknown(p) else None)
+    if _reranks(p) else None,
     "assemble": lambda p: AssembleStep([*_neighbours(p), *_conflicts(p)]),
     "answer": _answer,
     "check": _check,

@@ -14,6 +14,7 @@ they are. Pure functions over the BM25 vocabulary; the gate step asks them.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 import Stemmer
 
 from engines.retrieval.bm25 import TokenizerSettings, tokenize
+from engines.text import normalize
 
 #: Words a question uses to ask, not to name what it is about; documents rarely contain them
 #: ("bao nhiêu", "bao lâu", "ở đâu", "hiện nay", "how long", "what").
@@ -36,6 +38,8 @@ has had if or and else than then that this these those please tell know until ab
 #: Share of a question's content words the corpus must know for the unknown ones to count. Dev (reference rewrites,
 #: four splits): 0.8 / 0.85 / 0.9 refuse 15 / 13 / 7 of 36 unanswerable turns and 17 / 15 / 9 of 191 answerable ones.
 DEFAULT_MIN_KNOWN = 0.85
+#: Why a turn was refused when the question names words no document uses.
+UNKNOWN_TERMS = "unknown_terms"
 
 
 _local = threading.local()
@@ -85,3 +89,10 @@ def unknown_terms(question: str, vocabulary: Vocabulary, *, min_known: float = D
     if not unknown or (len(words) - len(unknown)) / len(words) < min_known:
         return ()
     return unknown
+
+
+def as_written(question: str, terms: tuple[str, ...]) -> list[str]:
+    """Each term as the question spells it ("apple" -> "Apple")."""
+    text = normalize(question)
+    found = (re.search(rf"(?<!\w){re.escape(t)}(?!\w)", text, re.IGNORECASE) for t in terms)
+    return [m.group(0) if m else t for m, t in zip(found, terms)]

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Protocol
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from engines.answering.refusal import not_said
+from engines.answering.unknown_terms import UNKNOWN_TERMS, as_written
 from engines.reader.inputs import conversation_text
 from engines.reader.inputs import passage_text as titled
 from engines.record import candidate_of
@@ -81,8 +82,13 @@ class Reranked(StepOutput):
     scores: tuple[float, ...] = ()  # the cross-encoder's, one per kept node
     pool: int = 0  # how many fused candidates it read
     refused: bool = False  # the best score is under the scorer's bar: no passage answers
+    unknown: tuple[str, ...] = ()  # refused for these words no document uses, the reader unsure too
 
     def apply(self, state: TurnState) -> TurnState:
+        if self.unknown:
+            terms = as_written(state.query or state.question, self.unknown)
+            return replace(state, nodes=self.nodes, draft=Draft(text=not_said(state.language, self.nodes, terms=terms),
+                                                                refusal_reason=UNKNOWN_TERMS))
         if self.refused:
             return replace(state, nodes=self.nodes, draft=Draft(text=not_said(state.language, self.nodes),
                                                                 refusal_reason=READER_NOT_ANSWERED))
@@ -97,13 +103,15 @@ class RerankStep(BaseStep):
     name: ClassVar[str] = "rerank"
 
     def __init__(self, scorer: PairScorer, *, top_n: int, min_score: float | None = None,
-                 fused_weight: float = 0.0) -> None:
+                 fused_weight: float = 0.0, unknown_terms_bar: float | None = None) -> None:
         if top_n < 1:
             raise ValueError(f"top_n must be at least 1, got {top_n}")
         self.scorer = scorer
         self.top_n = top_n
         self.min_score = min_score  # refuse when no passage scores this much (a calibrated reader's P(answers))
         self.fused_weight = fused_weight  # > 0: blend the fused order back in (blended_order)
+        #: refuse a question the gate found naming words no document uses when no passage scores this much
+        self.unknown_terms_bar = unknown_terms_bar
 
     def run(self, state: TurnState) -> Reranked:
         nodes = state.nodes
@@ -111,5 +119,7 @@ class RerankStep(BaseStep):
         keep = (blended_order(scores, self.fused_weight, self.top_n) if self.fused_weight > 0
                 else rerank_order(nodes, scores, self.top_n))
         refused = self.min_score is not None and bool(scores) and max(scores) < self.min_score
+        unknown = tuple(getattr(state.output("gate"), "unknown", ()) or ())
+        unsure = self.unknown_terms_bar is not None and bool(scores) and max(scores) < self.unknown_terms_bar
         return Reranked(nodes=tuple(nodes[i] for i in keep), scores=tuple(scores[i] for i in keep),
-                        pool=len(nodes), refused=refused)
+                        pool=len(nodes), refused=refused, unknown=unknown if unsure else ())

@@ -51,3 +51,32 @@ def test_the_gate_refuses_naming_the_words_as_the_question_wrote_them() -> None:
         "Tài liệu không nhắc đến “Apple”, “Pay”, nên không trả lời được câu này. Các đoạn gần nhất:", "- Thẻ Sen Vàng"]
     off = state.with_output("gate", GateStep(RelevanceGate(0.5)).run(state))
     assert off.draft is None  # off: the turn goes on to the answer
+
+
+class _Reader:
+    """Scores every passage alike: a reader that is sure (0.9) or unsure (0.05) that something answers."""
+
+    def __init__(self, score: float) -> None:
+        self.value = score
+
+    def score(self, query: str, passages: list[str]) -> list[float]:
+        return [self.value] * len(passages)
+
+
+def test_deferred_to_the_reader_unknown_words_refuse_only_where_no_passage_answers() -> None:
+    from engines.steps.rerank import RerankStep
+
+    node = FusedNode(node=TextNode(id_="c1", text=DOCUMENTS, metadata={"doc_id": "sv", "title": "Thẻ Sen Vàng"}),
+                     score=0.03, raw_scores={"vector": 0.9})
+    state = TurnState(question="Qua Apple Pay được không?", language="vi", nodes=(node,), first_pass=(node,),
+                      query=QUESTION)
+    gated = state.with_output("gate", GateStep(RelevanceGate(0.5), vocabulary=WORDS, defer_unknown=True).run(state))
+    assert gated.draft is None  # the gate leaves it to the rerank step
+
+    def reranked(score: float):
+        step = RerankStep(_Reader(score), top_n=1, unknown_terms_bar=0.12)
+        return gated.with_output("rerank", step.run(gated))
+
+    unsure, sure = reranked(0.05), reranked(0.9)
+    assert unsure.draft.refusal_reason == UNKNOWN_TERMS and "“Apple”, “Pay”" in unsure.draft.text
+    assert sure.draft is None  # the reader finds a passage that answers: the words alone do not refuse
