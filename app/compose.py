@@ -293,18 +293,15 @@ def _clause_reader(parts: Parts) -> Any:
     return build_reranker(parts.settings.model_copy(update={"reranker": READER}))
 
 
-def _defers_unknown(parts: Parts) -> bool:
-    """Unknown words refuse in the rerank step, where the reader's score is known, not in the gate."""
-    s = parts.settings
-    return s.refuse_unknown_terms and s.unknown_terms_reader_bar is not None and _reranks(parts)
-
-
-def _vocabulary(parts: Parts) -> Vocabulary | None:
-    """The corpus's words for the gate's unknown-term refusal, when it is on and the index has BM25."""
-    bm25 = parts.index.bm25
-    if not parts.settings.refuse_unknown_terms or bm25 is None:
-        return None
-    return Vocabulary.of(bm25.vocabulary(), bm25.tokenizer_settings)
+def _gate(parts: Parts) -> Step:
+    """The gate, with the corpus's words when unknown words refuse (the index's BM25 vocabulary); they refuse in
+    the rerank step instead, beside the reader's score, when a reader bar is set and the reader reranks."""
+    s, bm25 = parts.settings, parts.index.bm25
+    words = Vocabulary.of(bm25.vocabulary(), bm25.tokenizer_settings) if s.refuse_unknown_terms and bm25 else None
+    return GateStep(RelevanceGate(gate_threshold(s, parts.index.manifest), s.refusal_min_bm25,
+                                  s.calibrated("refusal_english_offset")), vocabulary=words,
+                    min_known=s.unknown_terms_min_known, defer_unknown=s.unknown_terms_reader_bar is not None
+                    and _reranks(parts))
 
 
 def _neighbours(parts: Parts) -> list[Any]:
@@ -437,14 +434,10 @@ STEP_BUILDERS: dict[str, StepBuilder] = {
     "sql": _sql,
     "retrieve": lambda p: RetrieveStep(p.retrieval, embed_model=p.models.embed_model,
                                        pool=max(p.settings.rerank_pool, p.settings.top_k) if _reranks(p) else None),
-    "gate": lambda p: GateStep(RelevanceGate(gate_threshold(p.settings, p.index.manifest), p.settings.refusal_min_bm25,
-                                             p.settings.calibrated("refusal_english_offset")),
-                               vocabulary=_vocabulary(p), min_known=p.settings.unknown_terms_min_known,
-                               defer_unknown=_defers_unknown(p)),
+    "gate": _gate,
     "rerank": lambda p: RerankStep(p.models.reranker, top_n=p.settings.top_k, min_score=p.settings.reader_min_score,
                                    fused_weight=p.settings.rerank_fused_weight,
-                                   unknown_terms_bar=p.settings.unknown_terms_reader_bar if _defers_unknown(p) else None)
-    if _reranks(p) else None,
+                                   unknown_terms_bar=p.settings.unknown_terms_reader_bar) if _reranks(p) else None,
     "assemble": lambda p: AssembleStep([*_neighbours(p), *_conflicts(p)]),
     "answer": _answer,
     "check": _check,

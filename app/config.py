@@ -150,6 +150,10 @@ class _ReadingSettings(_Sources):
                                        "reranker's: w/(10+fused rank) + 1/(10+reranker rank); 0 = the reranker's "
                                        "order alone (docs/reader.md).")
     reranker_max_length: int = Field(512, ge=32, le=8192, description="Tokens of query + passage the reranker reads.")
+    unknown_terms_reader_bar: float | None = Field(None, ge=0, le=1, description="With refuse_unknown_terms and the "
+                                                   "reader reranking: refuse on unknown words only when no passage's "
+                                                   "P(answers) reaches this (0.12 = logit -2, docs/reader.md); unset = "
+                                                   "refuse on the words alone.")
 
 
 class Settings(_DatabaseSettings, _ReadingSettings, _ServiceSettings):
@@ -223,10 +227,6 @@ class Settings(_DatabaseSettings, _ReadingSettings, _ServiceSettings):
     refuse_unknown_terms: bool = Field(False, description="Refuse, naming them, when the question uses words no document contains (\"… thêm vào Apple Pay không?\") and most of its other words are the documents' own.")  # noqa: E501
     unknown_terms_min_known: float = Field(DEFAULT_MIN_KNOWN, ge=0, le=1, description="Share of a question's content "
                                            "words the documents must use for its unknown words to refuse it.")
-    unknown_terms_reader_bar: float | None = Field(None, ge=0, le=1, description="With refuse_unknown_terms and the "
-                                                   "reader reranking: refuse on unknown words only when no passage's "
-                                                   "P(answers) reaches this (0.12 = logit -2, docs/reader.md); unset = "
-                                                   "refuse on the words alone.")
     answer_mode: Literal["generate", "extract"] | None = Field(
         None, description="generate: the LLM writes the answer; extract: quote the best-matching clauses (no answer "
         "LLM call). Unset = extract with the packaged local model (measured: it paraphrases wrongly, see README), "
