@@ -301,7 +301,7 @@ def _gate(parts: Parts) -> Step:
     return GateStep(RelevanceGate(gate_threshold(s, parts.index.manifest), s.refusal_min_bm25,
                                   s.calibrated("refusal_english_offset")), vocabulary=words,
                     min_known=s.unknown_terms_min_known, defer_unknown=s.unknown_terms_reader_bar is not None
-                    and _reranks(parts))
+                    and _reranks(parts) and getattr(parts.models.reranker, "reads_conversation", False))
 
 
 def _neighbours(parts: Parts) -> list[Any]:

@@ -38,7 +38,7 @@ SIGNALS: dict[str, Callable[[list[float]], float]] = {
 }
 
 
-def pools(paths: Sequence[Path], index_root: Path | None = None) -> list[tuple[bool, list[float]]]:
+def pools(paths: Sequence[Path], index_root: Path | None = None) -> list[Any]:
     """(answerable, logits best first) per turn with a scored pool; with ``index_root``, (answerable, logits, whether
     the query names a word the split's documents never use)."""
     out: list[Any] = []

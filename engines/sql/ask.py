@@ -140,15 +140,20 @@ class SqlRoad:
 
     def _values_of(self, table: str, column: str) -> tuple[Any, ...]:
         """A text column's values, to spell a literal as the data does: the schema's listed ones, else looked up
-        once (at most :data:`LOOKED_UP_VALUES`; a column with more is not matched) and kept."""
+        (at most :data:`LOOKED_UP_VALUES`; a column with more is not matched) and kept once found. The lock guards
+        the dict only: a slow lookup holds no other session up."""
         listed = self.schema.tables[table].values.get(column)
         if listed is not None:
             return listed
         with self._values_lock:
-            if (table, column) not in self._values:
-                found = column_values(self.engine, table, [column], most=LOOKED_UP_VALUES, timeout_s=self.timeout_s)
-                self._values[(table, column)] = found.get(column, ())
-            return self._values[(table, column)]
+            known = self._values.get((table, column))
+        if known is not None:
+            return known
+        found = column_values(self.engine, table, [column], most=LOOKED_UP_VALUES, timeout_s=self.timeout_s).get(column)
+        if not found:  # too many values, or the lookup failed (a timeout): asked again next time, not kept as none
+            return ()
+        with self._values_lock:
+            return self._values.setdefault((table, column), found)
 
     def _write_and_run(self, question: str, language: str, tables: tuple[str, ...], earlier: str,
                        previous_sql: str = "") -> SqlOutcome:

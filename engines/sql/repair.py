@@ -139,6 +139,8 @@ def _columns(tree: exp.Expression, tables: Tables, edges: list[tuple[str, str, s
     for scope in traverse_scope(tree):
         outer = _outer_names(scope)
         sources = _table_sources(scope, tables)
+        derived = {alias.lower() for alias, source in scope.sources.items() if not isinstance(source, exp.Table)}
+        written = {alias.lower(): alias for alias in scope.sources}  # the aliases as the statement spells them
         shown = {e.alias.lower() for e in scope.expression.expressions if e.alias} if isinstance(
             scope.expression, exp.Select) else set()
         for column in list(scope.columns):
@@ -146,6 +148,8 @@ def _columns(tree: exp.Expression, tables: Tables, edges: list[tuple[str, str, s
                 continue
             name, qualifier = column.name.lower(), column.table.lower()
             if (qualifier in outer and qualifier not in sources) or (not qualifier and name in shown):
+                continue
+            if qualifier in derived or (not qualifier and derived):  # a CTE's or a subquery's columns: not ours to judge
                 continue
             if qualifier in sources and name in tables[sources[qualifier]][1]:
                 continue
@@ -164,15 +168,14 @@ def _columns(tree: exp.Expression, tables: Tables, edges: list[tuple[str, str, s
                 continue
             if alias:
                 before = column.sql()
-                column.set("table", exp.to_identifier(alias))
-                column.set("this", exp.to_identifier(tables[sources[alias.lower()]][1][name]))
+                column.set("table", exp.to_identifier(written.get(alias.lower(), alias)))
                 changes += [f"{before} -> {column.sql()}"] if column.sql() != before else []
     return list(dict.fromkeys(changes))
 
 
 #: Columns small models invent for a part of a date ("T2.year = 2025"), read from the table's one date column.
 _PART_COLUMNS: dict[str, type[exp.Func]] = {"year": exp.Year, "month": exp.Month, "day": exp.Day}
-_DATE_NAME = re.compile(r"(?i)date|_on$|_at$")
+_DATE_NAME = re.compile(r"(?i)(?:^|_)date(?:_|$)|_on$|_at$")
 
 
 def _date_column(qualifier: str, sources: Mapping[str, str], tables: Tables) -> tuple[str, str] | None:
@@ -227,13 +230,14 @@ def _join_holder(scope: Scope, name: str, qualifier: str, sources: dict[str, str
         return nothing
     column, alias, other = via[0]
     real = tables[target][0]
+    written_alias = next((a for a in scope.sources if a.lower() == alias), alias)
     for unqualified in scope.columns:  # columns the new table also has would turn ambiguous: name their table now
         owners = [a for a, t in sources.items() if unqualified.name.lower() in tables[t][1]]
         if (not unqualified.table and unqualified.find_ancestor(exp.Select) is select
                 and unqualified.name.lower() in tables[target][1] and len(owners) == 1):
             unqualified.set("table", exp.to_identifier(owners[0]))
-    on = exp.column(column, table=real).eq(exp.column(other, table=alias))
-    select.join(exp.to_table(real), on=on, join_type="inner", copy=False)
+    on = exp.column(column, table=real, quoted=True).eq(exp.column(other, table=written_alias, quoted=True))
+    select.join(exp.Table(this=exp.to_identifier(real, quoted=True)), on=on, join_type="inner", copy=False)
     sources[target] = target
     return real, f"JOIN {real} ON {on.sql()}"
 
@@ -248,7 +252,8 @@ def _values(tree: exp.Expression, tables: Tables, values_of: ValuesOf) -> list[s
             if node.find_ancestor(exp.Select) is not scope.expression:
                 continue
             column = node.this
-            owner = _owner(column, sources, tables) if isinstance(column, exp.Column) else None
+            derived = any(not isinstance(source, exp.Table) for source in scope.sources.values())
+            owner = _owner(column, sources, tables, derived) if isinstance(column, exp.Column) else None
             if owner is None:
                 continue
             known = [v for v in values_of(tables[owner][0], tables[owner][1][column.name.lower()]) if isinstance(v, str)]
@@ -269,13 +274,14 @@ def _values(tree: exp.Expression, tables: Tables, values_of: ValuesOf) -> list[s
     return changes
 
 
-def _owner(column: exp.Column, sources: Mapping[str, str], tables: Tables) -> str | None:
+def _owner(column: exp.Column, sources: Mapping[str, str], tables: Tables, derived: bool = False) -> str | None:
+    """The table a compared column is read from; None when it may be a CTE's or a subquery's."""
     qualifier, name = column.table.lower(), column.name.lower()
     if qualifier:
         table = sources.get(qualifier)
         return table if table and name in tables[table][1] else None
     holders = [t for t in sources.values() if name in tables[t][1]]
-    return holders[0] if len(set(holders)) == 1 else None
+    return holders[0] if len(set(holders)) == 1 and not derived else None
 
 
 def fold(text: str) -> list[str]:
@@ -287,7 +293,7 @@ def fold(text: str) -> list[str]:
 
 def link_value(literal: str, known: Sequence[str]) -> tuple[str, bool] | None:
     """The data's spelling of ``literal``: (value, False) for the one value with the same words, or the one value
-    whose words hold it (or that it holds); (prefix, True) when several values begin with its words and no other
+    whose words hold it (never one it holds: 'Nam Định' is not 'Nam'); (prefix, True) when several values begin with its words and no other
     holds them (a LIKE 'prefix%'); None when nothing, or more than one reading, fits."""
     words = fold(literal)
     if not words:
@@ -305,8 +311,7 @@ def link_value(literal: str, known: Sequence[str]) -> tuple[str, bool] | None:
             match = re.match(r"\W*" + r"\W+".join([r"[^\W_]+"] * len(words)), first)
             return (match.group(0), True) if match else None
         return None
-    held = [value for value, w in folded if w and _contains(words, w)]
-    return (held[0], False) if len(held) == 1 else None
+    return None
 
 
 def _contains(words: Sequence[str], part: Sequence[str]) -> bool:

@@ -58,11 +58,15 @@ _CUES = re.compile(
     r"how\s+many|total|sum|average|highest|lowest|largest|smallest|most|least|rank(?:ing|ed)?|"
     r"percent(?:age)?|ratio|sorted\s+by|per\s+(?:month|quarter|year)|"
     r"count|list|top)\b")
+#: Words between "bao nhiêu" and a term that make it ask for something else: a unit ("bao nhiêu tuổi thì khách
+#: hàng …", "bao nhiêu ngày để khách hàng …") or a joint of the sentence.
+_NOT_COUNTED = (r"(?:ngày|tuổi|tiền|lần|tháng|năm|tuần|giờ|phút|phần\s+trăm|days?|years?|times?|thì|để|mà|là|được|"
+                r"khi|nếu|then|for|before|until)")
 #: "bao nhiêu" / "how much" / "number of" count only before a schema term ("bao nhiêu khách hàng", "bao nhiêu
 #: đơn bị khách trả", not "bao nhiêu ngày phép"): "số" and "number of" right before it, "bao nhiêu" and "how
 #: many" within two words of it.
 _COUNT_LEAD = re.compile(r"(?iu)\b(?:(?:(?:có\s+)?bao\s+nhiêu|how\s+(?:much|many))\s+(?:the\s+|các\s+|những\s+)?"
-                         r"(?:\w+\s+){0,2}|(?:số|number\s+of)\s+(?:the\s+|các\s+|những\s+)?)$")
+                         r"(?:(?!" + _NOT_COUNTED + r"\b)\w+\s+){0,2}|(?:số|number\s+of)\s+(?:the\s+|các\s+|những\s+)?)$")
 #: A schema term naming one record: "đơn hàng số 250", "order #250", "khách hàng mã KH001", "chi nhánh HN01".
 _RECORD = re.compile(r"(?u)^\s*(?:(?i:số|mã|id|no\.?|number|#)\s*#?[\w-]*\d[\w-]*|[A-Z]{1,4}-?\d{2,}\b)")
 #: Words of a follow-up short enough to lean on the previous turn.
@@ -109,14 +113,14 @@ def decide_road(s: RoadSignals, rule: RoadRule = RoadRule()) -> tuple[str, str]:
     there), for a question that names the schema and reads like a data question, for a terse follow-up of a
     data turn that the documents do not clearly claim (twice the slack when it names a value of the data:
     "Còn Đà Nẵng?" stays; "Còn quy định nghỉ phép thì sao?" goes to the documents), and for an aggregate asked
-    right after a data turn ("Chiếm bao nhiêu phần trăm tổng số đơn năm đó?")."""
+    right after a data turn that reads more like a data question ("Chiếm bao nhiêu phần trăm tổng số đơn năm đó?")."""
     lead = s.sql_similarity - s.docs_similarity
     if s.asks_change and (s.schema_terms or not s.asked):  # an order: no other road may answer "done" to it
         return SQL, "asks to change the data (refused there, plainly)"
     if s.terse and s.previous == SQL and (lead > -rule.followup_slack
                                           or (s.values and lead > -2 * rule.followup_slack)):
         return SQL, "a short follow-up of a data question"
-    if s.cues and s.previous == SQL and lead > -rule.cue_slack:
+    if s.cues and s.previous == SQL and lead > 0:
         return SQL, f"asks for {s.cues[0]!r} after a data question"
     if not s.schema_terms:
         return DOCS, "names nothing in the schema"

@@ -80,18 +80,17 @@ class SqlStep(BaseStep):
         follows = decision.signals.terse and decision.signals.previous == SQL and bool(earlier)
         before = (earlier[0][1] or earlier[0][0]) if follows else ""
         swapped = swap_value(before, state.question, self._value_columns) if follows else None
-        # a follow-up of a data turn (terse, or rewritten by the condense step) edits the statement that answered it
-        edits = bool(state.previous_sql and earlier) and (follows or query.strip() != state.question.strip())
+        # a terse follow-up of a data turn edits the statement that answered it
         outcome = self.road.answer(swapped or query, state.language, words=state.question,
-                                   only=state.options.sql_tables, earlier=before or (earlier[0][1] if edits else ""),
-                                   previous_sql=state.previous_sql if edits else "")
+                                   only=state.options.sql_tables, earlier=before,
+                                   previous_sql=state.previous_sql if follows else "")
         return Queried(llm_calls=outcome.llm_calls, timings_ms={**timings, **outcome.timings_ms}, decision=decision,
                        outcome=outcome, query=swapped or "")
 
 
 def _road_query(state: TurnState) -> str:
     """What the road is judged on: the standalone question, or the user's own words when the condense step fell
-    back to gluing the earlier question before them and they are not a terse follow-up (the earlier question's
+    back to putting the earlier question's subject before them and they are not a terse follow-up (the earlier question's
     "bao nhiêu đơn" must not pull "mấy ngày mới nhận được hàng?" onto the data road)."""
     query = state.query or state.question
     condensed = state.output("condense")

@@ -48,8 +48,8 @@ def test_a_column_read_through_the_wrong_alias_moves_to_the_table_that_has_it() 
 
 def test_a_table_named_but_never_joined_is_joined_along_its_foreign_key() -> None:
     fixed = mend("SELECT SUM(shipments.weight_kg) FROM shipments WHERE depots.region = 'Nam'")
-    assert "JOIN depots ON depots.depot_id = shipments.depot_id" in fixed.sql
-    assert fixed.changes == ("JOIN depots ON depots.depot_id = shipments.depot_id",)
+    joined = 'JOIN "depots" ON "depots"."depot_id" = "shipments"."depot_id"'  # quoted: mixed-case names survive
+    assert joined in fixed.sql and fixed.changes == ('JOIN depots ON "depots"."depot_id" = "shipments"."depot_id"',)
 
 
 def test_a_join_added_names_the_table_of_the_columns_it_would_make_ambiguous() -> None:
@@ -59,7 +59,7 @@ def test_a_join_added_names_the_table_of_the_columns_it_would_make_ambiguous() -
 
 def test_a_column_only_one_other_table_has_is_joined_from_the_table_it_was_read_through() -> None:
     fixed = mend("SELECT v.plate FROM vans v WHERE v.region = 'Bắc'")
-    assert "JOIN depots ON depots.depot_id = v.depot_id" in fixed.sql and "depots.region = 'Bắc'" in fixed.sql
+    assert 'JOIN "depots" ON "depots"."depot_id" = "v"."depot_id"' in fixed.sql and "depots.region = 'Bắc'" in fixed.sql
 
 
 def test_an_invented_year_column_is_the_year_of_the_tables_one_date_column() -> None:
@@ -69,6 +69,7 @@ def test_an_invented_year_column_is_the_year_of_the_tables_one_date_column() -> 
     assert "EXTRACT(YEAR FROM s.shipped_on) = 2025" in mend("SELECT COUNT(*) FROM shipments s WHERE s.year = 2025",
                                                            "postgresql").sql
     assert mend("SELECT COUNT(*) FROM depots d WHERE d.year = 2025").changes == ()  # no date column to read it from
+    assert mend("SELECT COUNT(*) FROM vans v WHERE v.year = 2025").changes == ()  # "plate" is no date, nor is "candidate"
 
 
 def test_columns_that_resolve_or_could_be_several_tables_are_left_as_written() -> None:
@@ -83,6 +84,13 @@ def test_columns_that_resolve_or_could_be_several_tables_are_left_as_written() -
     assert mend(correlated).changes == ()
     ordered = "SELECT s.state, COUNT(*) AS n FROM shipments s GROUP BY s.state ORDER BY n DESC"
     assert mend(ordered).changes == ()
+    # a CTE's or a subquery's columns are its own: read through its alias, nothing is moved or joined
+    derived = ("SELECT d.region, t.total FROM depots d JOIN (SELECT depot_id, SUM(weight_kg) AS total FROM shipments "
+               "GROUP BY depot_id) t ON t.depot_id = d.depot_id")
+    assert mend(derived).changes == ()
+    cte = ("WITH t AS (SELECT depot_id, weight_kg FROM shipments WHERE state = 'lost') "
+           "SELECT region, SUM(weight_kg) FROM t JOIN depots d ON d.depot_id = t.depot_id GROUP BY region")
+    assert mend(cte).changes == ()
     # a subquery's unqualified column is its own table's: the outer query gains no join (and no ambiguity)
     nested = "SELECT COUNT(*) FROM vans WHERE depot_id = (SELECT depot_id FROM depots WHERE region = 'Nam')"
     assert mend(nested).changes == ()
@@ -95,6 +103,7 @@ def test_columns_that_resolve_or_could_be_several_tables_are_left_as_written() -
     ("da nang", ("Kho Đà Nẵng", False)),
     ("Kho Hà Nội", ("Kho Hà Nội", True)),  # two depots begin so: LIKE 'Kho Hà Nội%'
     ("Sài Gòn", None),
+    ("Kho Huế Mới", None),  # longer than every value: not the one it holds ('Nam Định' is not 'Nam')
     ("Kho", None),  # every depot begins so: no filter at all, not one reading
 ])
 def test_a_literal_is_linked_to_the_data_only_when_one_reading_fits(literal, expected) -> None:

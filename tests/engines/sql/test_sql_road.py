@@ -72,6 +72,8 @@ def test_bao_nhieu_counts_as_a_cue_only_before_a_schema_term() -> None:
     assert find_cues("How many overdue loans are there?", TERMS) == ("how many", "how many overdue loans")
     assert find_cues("Số ngày nghỉ của nhân viên là bao nhiêu?", TERMS) == ()
     assert find_cues("Bao nhiêu tiền thì được miễn phí, hỏi cho khách hàng?", TERMS) == ()
+    assert find_cues("Bao nhiêu tuổi thì khách hàng được mở tài khoản?", TERMS) == ()  # a unit, then a joint
+    assert find_cues("Mất bao nhiêu ngày để khách hàng nhận được thẻ?", TERMS) == ()
 
 
 def test_one_record_named_by_its_number_or_code_is_a_cue_and_a_mere_number_is_not() -> None:
@@ -82,8 +84,10 @@ def test_one_record_named_by_its_number_or_code_is_a_cue_and_a_mere_number_is_no
 
 
 def test_an_aggregate_asked_right_after_a_data_turn_stays_on_the_data_road() -> None:
-    share = RoadSignals(sql_similarity=0.79, docs_similarity=0.80, cues=("bao nhiêu phần trăm",), previous=SQL)
+    share = RoadSignals(sql_similarity=0.81, docs_similarity=0.80, cues=("bao nhiêu phần trăm",), previous=SQL)
     assert decide_road(share)[0] == SQL
+    # "How many days of annual leave do new staff get?" after a data turn: the documents lead, so it goes there
+    assert decide_road(dataclasses.replace(share, sql_similarity=0.79))[0] == DOCS
     assert decide_road(dataclasses.replace(share, previous=DOCS))[0] == DOCS  # nothing in the schema, after documents
     assert decide_road(dataclasses.replace(share, cues=()))[0] == DOCS
 
