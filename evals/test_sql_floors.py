@@ -13,7 +13,7 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 #: Data turns whose statement returned the gold result, of 33 in the first 25 conversations: 6 measured
-#: 2026-12-07, 8 later that day with the repairs and the router's new cues (the whole split: 14/67, LlamaIndex's
+#: 2026-12-07, 8 and 7 later that day with the repairs and the router's new cues (the whole split: 14/67, LlamaIndex's
 #: stock NLSQLTableQueryEngine 8/67); 0 with the road off.
 FLOOR_EXECUTION = 5
 #: Turns that took the expected road (data, documents or a direct reply), of 38: 32 measured, then 33.
